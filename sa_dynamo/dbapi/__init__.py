@@ -1,0 +1,116 @@
+"""PEP 249 driver for DynamoDB's PartiQL API over boto3. It knows nothing of SQLAlchemy."""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+from typing import Any
+from urllib.parse import urlparse
+
+from .connection import Connection
+from .cursor import Cursor
+from .errors import (
+    DatabaseError,
+    DataError,
+    Error,
+    IntegrityError,
+    InterfaceError,
+    InternalError,
+    NotSupportedError,
+    OperationalError,
+    ProgrammingError,
+    Warning,
+)
+
+apilevel = "2.0"
+threadsafety = 1
+paramstyle = "qmark"
+
+__all__ = [
+    "BINARY",
+    "DATETIME",
+    "NUMBER",
+    "ROWID",
+    "STRING",
+    "Binary",
+    "Connection",
+    "Cursor",
+    "DataError",
+    "DatabaseError",
+    "Date",
+    "Error",
+    "IntegrityError",
+    "InterfaceError",
+    "InternalError",
+    "NotSupportedError",
+    "OperationalError",
+    "ProgrammingError",
+    "Timestamp",
+    "Warning",
+    "apilevel",
+    "connect",
+    "paramstyle",
+    "threadsafety",
+]
+
+Date = datetime.date
+Time = datetime.time
+Timestamp = datetime.datetime
+Binary = bytes
+
+
+class _TypeCode(str):
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str) and other in self.split(",")
+
+    __hash__ = str.__hash__
+
+
+STRING = _TypeCode("S")
+NUMBER = _TypeCode("N")
+BINARY = _TypeCode("B")
+DATETIME = _TypeCode("S")
+ROWID = _TypeCode("S,N,B")
+
+# DynamoDB Local accepts any key made of letters and digits only.
+LOCAL_CREDENTIALS = {"aws_access_key_id": "sadynamolocal", "aws_secret_access_key": "sadynamolocal"}
+
+
+def is_loopback(endpoint_url: str | None) -> bool:
+    """True for an endpoint on this machine (DynamoDB Local), where any credentials are accepted."""
+    if not endpoint_url:
+        return False
+    host = urlparse(endpoint_url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def connect(
+    endpoint_url: str | None = None,
+    region_name: str | None = None,
+    profile_name: str | None = None,
+    client: Any = None,
+    autocommit: bool = False,
+    client_config: dict[str, Any] | None = None,
+    **credentials: Any,
+) -> Connection:
+    """Open a connection. Credentials come from the AWS default chain unless given; a loopback
+    endpoint (DynamoDB Local) gets placeholder credentials and region when none are configured."""
+    if client is None:
+        import boto3
+        from botocore.config import Config
+
+        session = boto3.session.Session(profile_name=profile_name) if profile_name else boto3.session.Session()
+        if is_loopback(endpoint_url):
+            region_name = region_name or session.region_name or "us-east-1"
+            if not credentials and session.get_credentials() is None:
+                credentials = dict(LOCAL_CREDENTIALS)
+        config = Config(**(client_config or {}))
+        client = session.client(
+            "dynamodb", endpoint_url=endpoint_url, region_name=region_name, config=config, **credentials
+        )
+    return Connection(client, autocommit=autocommit)

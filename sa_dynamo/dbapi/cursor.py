@@ -1,0 +1,310 @@
+"""PEP 249 Cursor over ExecuteStatement / BatchExecuteStatement.
+
+Rows are read lazily: one request per page, the next page only when the caller has consumed
+the previous one. DynamoDB's ``Limit`` counts items evaluated, not rows returned, so the
+number of rows is bounded by ``max_rows`` on the client instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from . import statement as stmt
+from .errors import (
+    CONDITION_FAILED,
+    Error,
+    InterfaceError,
+    NotSupportedError,
+    OperationalError,
+    ProgrammingError,
+    batch_error_class,
+    translate,
+)
+from .types import deserialize, serialize
+
+if TYPE_CHECKING:
+    from .connection import Connection
+
+log = logging.getLogger("sa_dynamo.dbapi")
+
+BATCH_SIZE = 25
+_RETRYABLE_BATCH_CODES = frozenset(
+    {"ProvisionedThroughputExceeded", "ThrottlingError", "RequestLimitExceeded", "InternalServerError"}
+)
+_BATCH_ATTEMPTS = 8
+
+
+def check_statement_size(operation: str) -> None:
+    size = len(operation.encode("utf-8"))
+    if size > stmt.MAX_STATEMENT_BYTES:
+        raise ProgrammingError(
+            f"statement is {size} bytes; DynamoDB accepts at most {stmt.MAX_STATEMENT_BYTES}: "
+            "split the work into smaller statements (fewer IN values or conditions)"
+        )
+
+
+def request(operation: str, parameters: Sequence[Any] | None) -> dict[str, Any]:
+    """The ExecuteStatement-shaped request for one statement (Parameters omitted when empty)."""
+    check_statement_size(operation)
+    body: dict[str, Any] = {"Statement": operation}
+    if parameters:
+        body["Parameters"] = [serialize(p) for p in parameters]
+    return body
+
+
+class Cursor:
+    """PEP 249 cursor. Extensions: ``page_size``, ``consistent_read``, ``max_rows``, ``count_only``."""
+
+    arraysize = 1
+
+    def __init__(self, connection: Connection):
+        self.connection = connection
+        self.description: list[tuple] | None = None
+        self.rowcount = -1
+        self.lastrowid = None
+        self.page_size: int | None = None
+        self.consistent_read = False
+        self.max_rows: int | None = None
+        self.count_only = False
+        self.pages = 0
+        self._closed = False
+        self._reset()
+
+    # -- PEP 249 -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._reset()
+        self._closed = True
+
+    def setinputsizes(self, sizes: Any) -> None:
+        pass
+
+    def setoutputsize(self, size: Any, column: Any = None) -> None:
+        pass
+
+    def execute(self, operation: str, parameters: Sequence[Any] | None = None) -> Cursor:
+        self._check_open()
+        self._reset()
+        body = request(operation, parameters)
+        kind = stmt.kind(operation)
+        if kind == "SELECT":
+            self._start_select(operation, body)
+        elif kind in ("INSERT", "UPDATE", "DELETE"):
+            if self.connection.autocommit:
+                self._write_now(kind, operation, body)
+            else:
+                self.rowcount = self.connection._buffer(kind, operation, body)
+        else:
+            raise ProgrammingError(f"cannot run a {kind or 'blank'} statement: use SELECT, INSERT, UPDATE or DELETE")
+        return self
+
+    def executemany(self, operation: str, seq_of_parameters: Sequence[Sequence[Any]]) -> Cursor:
+        self._check_open()
+        self._reset()
+        kind = stmt.kind(operation)
+        if kind not in ("INSERT", "UPDATE", "DELETE"):
+            raise NotSupportedError("executemany runs INSERT, UPDATE or DELETE; run a SELECT with execute()")
+        bodies = [request(operation, params) for params in seq_of_parameters]
+        if not self.connection.autocommit:
+            self.rowcount = sum(self.connection._buffer(kind, operation, body) for body in bodies)
+            return self
+        total = 0
+        for start in range(0, len(bodies), BATCH_SIZE):
+            total += self._batch(kind, bodies[start : start + BATCH_SIZE], start)
+        self.rowcount = total
+        return self
+
+    def fetchone(self) -> tuple | None:
+        self._check_open()
+        if not self._rows and not self._fill():
+            return None
+        self._delivered += 1
+        return self._rows.popleft()
+
+    def fetchmany(self, size: int | None = None) -> list[tuple]:
+        size = self.arraysize if size is None else size
+        out = []
+        while len(out) < size:
+            row = self.fetchone()
+            if row is None:
+                break
+            out.append(row)
+        return out
+
+    def fetchall(self) -> list[tuple]:
+        out = []
+        while True:
+            row = self.fetchone()
+            if row is None:
+                return out
+            out.append(row)
+
+    def __iter__(self) -> Iterator[tuple]:
+        while True:
+            row = self.fetchone()
+            if row is None:
+                return
+            yield row
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _reset(self) -> None:
+        self.description = None
+        self.rowcount = -1
+        self.pages = 0
+        self._rows: deque[tuple] = deque()
+        self._names: list[str] | None = None
+        self._request: dict[str, Any] | None = None
+        self._next_token: str | None = None
+        self._delivered = 0
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise InterfaceError("cursor is closed")
+        if self.connection.closed:
+            raise InterfaceError("connection is closed")
+
+    def _start_select(self, operation: str, body: dict[str, Any]) -> None:
+        if self.page_size is not None:
+            body["Limit"] = int(self.page_size)
+        if self.consistent_read:
+            body["ConsistentRead"] = True
+        self._request = body
+        self._names = stmt.projection(operation)
+        self._read_page()
+        if self._names is None:
+            self._names = self._keys_of_page()
+        self.description = [(name, None, None, None, None, None, None) for name in self._names]
+
+    def _keys_of_page(self) -> list[str]:
+        names: dict[str, None] = {}
+        for item in self._raw_page:
+            names.update(dict.fromkeys(item))
+        return list(names)
+
+    def _read_page(self) -> None:
+        body = dict(self._request)
+        if self._next_token:
+            body["NextToken"] = self._next_token
+        started = time.perf_counter()
+        response = self.connection._call("execute_statement", body)
+        self.pages += 1
+        self._raw_page = response.get("Items", [])
+        self._next_token = response.get("NextToken")
+        log.debug(
+            "ExecuteStatement page %d: %d items, more=%s, %.1f ms",
+            self.pages,
+            len(self._raw_page),
+            bool(self._next_token),
+            (time.perf_counter() - started) * 1000,
+        )
+        if self._names is not None:
+            self._queue_page()
+
+    def _queue_page(self) -> None:
+        names = self._names
+        for item in self._raw_page:
+            self._rows.append(tuple(deserialize(item[n]) if n in item else None for n in names))
+        self._raw_page = []
+
+    def _fill(self) -> bool:
+        """Queue the next non-empty page; False when the result (or max_rows) is exhausted."""
+        if self._request is None:
+            if self.description is None:
+                raise ProgrammingError("no result set: the last statement returned no rows")
+            return False
+        if self._raw_page:
+            self._queue_page()
+        while not self._rows:
+            if self.max_rows is not None and self._delivered >= self.max_rows:
+                break
+            if not self._next_token:
+                break
+            self._read_page()
+        if self.max_rows is not None and self._delivered >= self.max_rows:
+            self._rows.clear()
+        if not self._rows:
+            self.rowcount = self._delivered
+            self._request = None
+            return False
+        return True
+
+    # -- writing -------------------------------------------------------------------------
+
+    def _write_now(self, kind: str, operation: str, body: dict[str, Any]) -> None:
+        try:
+            response = self.connection._call("execute_statement", body, translate_errors=False)
+        except Exception as exc:
+            error = translate(exc)
+            if error.code == CONDITION_FAILED and kind in ("UPDATE", "DELETE"):
+                self.rowcount = 0  # SQL: the WHERE matched no row
+                return
+            raise error from exc
+        items = response.get("Items", [])
+        if stmt.has_returning(operation):
+            self.rowcount = len(items)
+            if not self.count_only:
+                self._names = self._keys_of_items(items)
+                self.description = [(n, None, None, None, None, None, None) for n in self._names]
+                self._raw_page = items
+                self._queue_page()
+                self._request = {}
+                self._next_token = None
+        else:
+            self.rowcount = 1 if kind != "DELETE" else -1
+
+    @staticmethod
+    def _keys_of_items(items: list[dict]) -> list[str]:
+        names: dict[str, None] = {}
+        for item in items:
+            names.update(dict.fromkeys(item))
+        return list(names)
+
+    def _batch(self, kind: str, bodies: list[dict[str, Any]], offset: int) -> int:
+        pending = list(range(len(bodies)))
+        counted = 0
+        failures: list[tuple[int, str, str]] = []
+        for attempt in range(_BATCH_ATTEMPTS):
+            response = self.connection._call("batch_execute_statement", {"Statements": [bodies[i] for i in pending]})
+            retry = []
+            for index, answer in zip(pending, response.get("Responses", [])):
+                error = answer.get("Error")
+                if error is None:
+                    counted += _batch_rowcount(kind, bodies[index]["Statement"], answer)
+                elif error.get("Code") in _RETRYABLE_BATCH_CODES:
+                    retry.append(index)
+                elif error.get("Code") == "ConditionalCheckFailed" and kind in ("UPDATE", "DELETE"):
+                    continue
+                else:
+                    failures.append((offset + index, error.get("Code", ""), error.get("Message", "")))
+            pending = retry
+            if not pending:
+                break
+            time.sleep(min(0.05 * 2**attempt, 2.0))
+        if pending:
+            raise OperationalError(
+                f"{len(pending)} statements stayed throttled after {_BATCH_ATTEMPTS} attempts and were not "
+                f"written (rows {[offset + i for i in pending]}); retry later or raise the table's capacity"
+            )
+        if failures:
+            raise _batch_error(failures)
+        return counted
+
+
+def _batch_rowcount(kind: str, operation: str, answer: dict[str, Any]) -> int:
+    # A DELETE of a missing item succeeds; only its RETURNING ALL OLD * item tells it deleted one.
+    if kind == "DELETE" and stmt.has_returning(operation):
+        return 1 if "Item" in answer else 0
+    return 1
+
+
+def _batch_error(failures: list[tuple[int, str, str]]) -> Error:
+    index, code, message = failures[0]
+    detail = "; ".join(f"row {i}: {c}: {m}" for i, c, m in failures[:10])
+    more = f" (and {len(failures) - 10} more)" if len(failures) > 10 else ""
+    cls = batch_error_class(code, message)
+    return cls(f"{len(failures)} of the batched statements failed, the others were applied: {detail}{more}", code=code)

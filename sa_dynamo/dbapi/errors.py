@@ -1,0 +1,190 @@
+"""PEP 249 exception hierarchy and the mapping from botocore errors onto it.
+
+DynamoDB's own message is kept in every translated error; ``code`` carries its error code so
+callers can branch without parsing text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    ConnectionError as BotoConnectionError,
+    HTTPClientError,
+    NoCredentialsError,
+    NoRegionError,
+    ParamValidationError,
+)
+
+
+class Warning(Exception):  # noqa: A001 - the name is fixed by PEP 249
+    """PEP 249 Warning."""
+
+
+class Error(Exception):
+    """Base of every error the driver raises; ``code`` is DynamoDB's error code, if any."""
+
+    def __init__(self, message: str, code: str | None = None, response: dict | None = None):
+        super().__init__(message)
+        self.code = code
+        self.response = response or {}
+
+
+class InterfaceError(Error):
+    pass
+
+
+class DatabaseError(Error):
+    pass
+
+
+class DataError(DatabaseError):
+    pass
+
+
+class OperationalError(DatabaseError):
+    pass
+
+
+class IntegrityError(DatabaseError):
+    pass
+
+
+class InternalError(DatabaseError):
+    pass
+
+
+class ProgrammingError(DatabaseError):
+    pass
+
+
+class NotSupportedError(DatabaseError):
+    pass
+
+
+DUPLICATE_CODES = frozenset({"DuplicateItem", "DuplicateItemException"})
+CONDITION_FAILED = "ConditionalCheckFailedException"
+
+_OPERATIONAL_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "LimitExceededException",
+        "InternalServerError",
+        "ServiceUnavailable",
+        "TransactionConflictException",
+        "TransactionInProgressException",
+        "UnrecognizedClientException",
+        "AccessDeniedException",
+        "ExpiredTokenException",
+        "InvalidSignatureException",
+        "ResourceInUseException",
+    }
+)
+_PROGRAMMING_CODES = frozenset(
+    {"ResourceNotFoundException", "IdempotentParameterMismatchException", "SerializationException"}
+)
+# ValidationException texts that mean "the data is wrong", not "the statement is wrong".
+_DATA_MESSAGES = (
+    "key attribute's data type should match",
+    "type mismatch for index key",
+    "cannot contain an empty string value",
+    "a value specified for a secondary index key is not supported",
+    "attempted to update a secondary index key",
+    "only supports precision up to 38 digits",
+    "number overflow",
+    "number underflow",
+    "cannot be converted into a number",
+    "item size has exceeded",
+    "item size to update has exceeded",
+    "may not be empty",
+    "input collection",
+    "negative zero",
+    "an operand in the update expression has an incorrect data type",
+    "key attribute should be present in the item",
+)
+
+
+def _validation_class(message: str) -> type[Error]:
+    lowered = message.lower()
+    if any(text in lowered for text in _DATA_MESSAGES):
+        return DataError
+    return ProgrammingError
+
+
+def _cancellation_class(response: dict) -> type[Error]:
+    reasons = response.get("CancellationReasons") or []
+    for reason in reasons:
+        code = reason.get("Code")
+        message = (reason.get("Message") or "").lower()
+        if code == "ConditionalCheckFailed" or code in DUPLICATE_CODES or "duplicate primary key" in message:
+            return IntegrityError
+    for reason in reasons:
+        if reason.get("Code") == "ValidationError":
+            return _validation_class(reason.get("Message") or "")
+    if "duplicate primary key" in (response.get("Error", {}).get("Message") or "").lower():
+        return IntegrityError
+    return OperationalError
+
+
+def error_class(code: str, message: str, response: dict[str, Any]) -> type[Error]:
+    """The PEP 249 class for a DynamoDB error code and message."""
+    if code in DUPLICATE_CODES or code == CONDITION_FAILED:
+        return IntegrityError
+    if code == "TransactionCanceledException":
+        return _cancellation_class(response)
+    if code == "ValidationException":
+        return _validation_class(message)
+    if code in _PROGRAMMING_CODES:
+        return ProgrammingError
+    if code in _OPERATIONAL_CODES:
+        return OperationalError
+    if code in ("InternalFailure", "InternalServerError"):
+        return InternalError
+    status = response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+    return OperationalError if status >= 500 or status == 0 else DatabaseError
+
+
+_BATCH_CODES: dict[str, type[Error]] = {
+    "DuplicateItem": IntegrityError,
+    "ConditionalCheckFailed": IntegrityError,
+    "ResourceNotFound": ProgrammingError,
+}
+
+
+def batch_error_class(code: str, message: str) -> type[Error]:
+    """The class for one statement's error inside a BatchExecuteStatement response."""
+    if code == "ValidationError":
+        return _validation_class(message)
+    if "duplicate primary key" in message.lower():
+        return IntegrityError
+    return _BATCH_CODES.get(code, OperationalError)
+
+
+def translate(exc: Exception) -> Error:
+    """Turn a botocore exception into the matching PEP 249 error, keeping DynamoDB's message."""
+    if isinstance(exc, Error):
+        return exc
+    if isinstance(exc, ClientError):
+        response = exc.response
+        code = response.get("Error", {}).get("Code", "")
+        message = response.get("Error", {}).get("Message", "") or str(exc)
+        cls = error_class(code, message, response)
+        return cls(f"{code}: {message}" if code else message, code=code, response=response)
+    if isinstance(exc, ParamValidationError):
+        return ProgrammingError(str(exc))
+    if isinstance(exc, NoCredentialsError):
+        return InterfaceError(
+            "no AWS credentials found: configure the default credential chain "
+            "(environment, ~/.aws, instance role) or pass profile_name in the URL"
+        )
+    if isinstance(exc, NoRegionError):
+        return InterfaceError("no AWS region configured: add ?region_name=... to the URL or set AWS_DEFAULT_REGION")
+    if isinstance(exc, (BotoConnectionError, HTTPClientError)):
+        return OperationalError(f"connection to DynamoDB failed: {exc}")
+    if isinstance(exc, BotoCoreError):
+        return OperationalError(str(exc))
+    return InterfaceError(f"{type(exc).__name__}: {exc}")

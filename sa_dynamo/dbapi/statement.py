@@ -1,0 +1,90 @@
+"""The little the driver must know about a PartiQL statement's text: its kind, its projection,
+whether it returns the old item. No SQL parsing beyond that happens here."""
+
+from __future__ import annotations
+
+import re
+
+MAX_STATEMENT_BYTES = 8192
+
+_RETURNING_OLD = re.compile(r"\s+RETURNING\s+ALL\s+OLD\s+\*\s*;?\s*$", re.IGNORECASE)
+_RETURNING = re.compile(r"\bRETURNING\s+(ALL|MODIFIED)\s+(OLD|NEW)\s+\*\s*;?\s*$", re.IGNORECASE)
+
+
+def kind(statement: str) -> str:
+    """SELECT, INSERT, UPDATE, DELETE or EXISTS (upper case), from the first word."""
+    match = re.match(r"\s*(?:(?:--[^\n]*\n)|(?:/\*.*?\*/)|\s)*([A-Za-z]+)", statement, re.DOTALL)
+    return match.group(1).upper() if match else ""
+
+
+def has_returning(statement: str) -> bool:
+    return _RETURNING.search(statement) is not None
+
+
+def without_returning_old(statement: str) -> str:
+    """A DELETE without its ``RETURNING ALL OLD *`` (ExecuteTransaction rejects RETURNING)."""
+    return _RETURNING_OLD.sub("", statement)
+
+
+def _split_top_level(text: str) -> list[str]:
+    parts, depth, start, quoted, i = [], 0, 0, False, 0
+    while i < len(text):
+        ch = text[i]
+        if quoted:
+            if ch == '"':
+                if text[i + 1 : i + 2] == '"':
+                    i += 1
+                else:
+                    quoted = False
+        elif ch == '"':
+            quoted = True
+        elif ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+        i += 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts]
+
+
+_STEP = re.compile(r'"((?:[^"]|"")*)"|([A-Za-z_$][\w$]*)|\[(\d+)\]|\[\'((?:[^\']|\'\')*)\'\]')
+
+
+def _result_key(path: str) -> str:
+    """DynamoDB names a projected path by its last step: ``doc.a.b`` -> ``b``, ``l[0]`` -> ``l[0]``."""
+    steps = []
+    for match in _STEP.finditer(path):
+        quoted, bare, index, keyed = match.groups()
+        if index is not None:
+            steps[-1] = f"{steps[-1]}[{index}]" if steps else f"[{index}]"
+        elif keyed is not None:
+            steps.append(keyed.replace("''", "'"))
+        else:
+            steps.append(quoted.replace('""', '"') if quoted is not None else bare)
+    return steps[-1] if steps else path
+
+
+def _from_position(text: str) -> int:
+    quoted = False
+    upper = text.upper()
+    for i, ch in enumerate(text):
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and upper.startswith("FROM", i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_$")):
+            end = i + 4
+            if end >= len(text) or not (text[end].isalnum() or text[end] in "_$"):
+                return i
+    return -1
+
+
+def projection(statement: str) -> list[str] | None:
+    """Result keys of a SELECT in projection order, or None for ``SELECT *``."""
+    body = re.sub(r"^\s*SELECT\s+", "", statement, count=1, flags=re.IGNORECASE)
+    end = _from_position(body)
+    columns = body[:end] if end >= 0 else body
+    if columns.strip() == "*":
+        return None
+    return [_result_key(part) for part in _split_top_level(columns)]

@@ -1,0 +1,106 @@
+"""Python values <-> DynamoDB AttributeValues.
+
+Numbers are exact: N becomes ``Decimal`` and floats are converted through their shortest repr,
+never through binary rounding. NaN and infinity cannot be stored, so they are refused here,
+before anything is sent.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping, Sequence, Set
+from decimal import Decimal
+from typing import Any
+
+from boto3.dynamodb.types import Binary, TypeDeserializer
+
+from .errors import DataError
+
+_deserializer = TypeDeserializer()
+
+
+def _number(value: int | float | Decimal) -> str:
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise DataError(f"DynamoDB cannot store {value!r}: store None (attribute absent) or a finite number")
+        value = Decimal(repr(value))
+    elif isinstance(value, int):
+        value = Decimal(value)
+    if not value.is_finite():
+        raise DataError(f"DynamoDB cannot store {value}: store None (attribute absent) or a finite number")
+    if value.is_zero():
+        return "0"
+    if len(value.normalize().as_tuple().digits) > 38:
+        raise DataError(f"number {value} has more than 38 significant digits; DynamoDB keeps 38 exactly")
+    if not -130 <= value.adjusted() <= 125:
+        raise DataError(f"number {value} is outside DynamoDB's range (1E-130 to 9.9E+125)")
+    return str(value)
+
+
+def _set(value: Set) -> dict[str, list]:
+    if not value:
+        raise DataError("DynamoDB cannot store an empty set: use None to leave the attribute absent")
+    kinds = {_scalar_kind(v) for v in value}
+    if len(kinds) != 1:
+        raise DataError(f"a DynamoDB set holds one kind of value (strings, numbers or binary), got {kinds}")
+    kind = kinds.pop()
+    if kind == "S":
+        return {"SS": sorted(value)}
+    if kind == "N":
+        return {"NS": [_number(v) for v in value]}
+    return {"BS": [bytes(v) for v in value]}
+
+
+def _scalar_kind(value: Any) -> str:
+    if isinstance(value, str):
+        return "S"
+    if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
+        return "N"
+    if isinstance(value, (bytes, bytearray, memoryview, Binary)):
+        return "B"
+    raise DataError(f"a DynamoDB set cannot hold {type(value).__name__} values")
+
+
+def serialize(value: Any) -> dict[str, Any]:
+    """One Python value as a DynamoDB AttributeValue."""
+    if value is None:
+        return {"NULL": True}
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    if isinstance(value, str):
+        return {"S": value}
+    if isinstance(value, (int, float, Decimal)):
+        return {"N": _number(value)}
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {"B": bytes(value)}
+    if isinstance(value, Binary):
+        return {"B": value.value}
+    if isinstance(value, Mapping):
+        return {"M": {str(k): serialize(v) for k, v in value.items()}}
+    if isinstance(value, Set):
+        return _set(value)
+    if isinstance(value, Sequence):
+        return {"L": [serialize(v) for v in value]}
+    if isinstance(value, (datetime.date, datetime.time)):
+        return {"S": value.isoformat()}
+    raise DataError(
+        f"cannot send a {type(value).__name__} to DynamoDB: use str, int, Decimal, float, bool, bytes, "
+        "set, list, dict or None"
+    )
+
+
+def deserialize(value: Mapping[str, Any]) -> Any:
+    """One DynamoDB AttributeValue as a Python value (N -> Decimal, B -> bytes, sets -> set)."""
+    if "S" in value:
+        return value["S"]
+    if "N" in value:
+        return Decimal(value["N"])
+    if "B" in value:
+        return bytes(value["B"])
+    if "M" in value:
+        return {k: deserialize(v) for k, v in value["M"].items()}
+    if "L" in value:
+        return [deserialize(v) for v in value["L"]]
+    if "BS" in value:
+        return {bytes(v) for v in value["BS"]}
+    return _deserializer.deserialize(value)
