@@ -1,0 +1,115 @@
+"""Control-plane calls (tables, indexes, TTL, listing) for the dialect's DDL and reflection.
+
+PartiQL has no DDL; these run the DynamoDB table APIs with the same error translation as the
+cursor, and wait until the change has taken effect so the next statement can rely on it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from .connection import Connection
+from .errors import ProgrammingError, translate
+
+_POLL_SECONDS = 0.5
+_WAIT_SECONDS = 600
+
+
+def _wait(what: str, done: Any) -> None:
+    deadline = time.monotonic() + _WAIT_SECONDS
+    while not done():
+        if time.monotonic() > deadline:
+            raise ProgrammingError(f"gave up waiting for {what} after {_WAIT_SECONDS} s")
+        time.sleep(_POLL_SECONDS)
+
+
+def describe_table(connection: Connection, table: str) -> dict[str, Any] | None:
+    """DescribeTable's Table, or None when the table does not exist."""
+    try:
+        return connection._call("describe_table", {"TableName": table}, translate_errors=False)["Table"]
+    except Exception as exc:
+        if getattr(exc, "response", {}).get("Error", {}).get("Code") == "ResourceNotFoundException":
+            return None
+        raise translate(exc) from exc
+
+
+def list_tables(connection: Connection) -> list[str]:
+    """Every table name, following ListTables paging."""
+    names: list[str] = []
+    request: dict[str, Any] = {}
+    while True:
+        page = connection._call("list_tables", request)
+        names += page.get("TableNames", [])
+        if "LastEvaluatedTableName" not in page:
+            return names
+        request = {"ExclusiveStartTableName": page["LastEvaluatedTableName"]}
+
+
+def _status(connection: Connection, table: str) -> str | None:
+    described = describe_table(connection, table)
+    return None if described is None else described["TableStatus"]
+
+
+def _index_status(connection: Connection, table: str, index: str) -> str | None:
+    described = describe_table(connection, table) or {}
+    for entry in described.get("GlobalSecondaryIndexes", []) + described.get("LocalSecondaryIndexes", []):
+        if entry["IndexName"] == index:
+            return entry.get("IndexStatus", "ACTIVE")
+    return None
+
+
+def create_table(connection: Connection, request: dict[str, Any]) -> None:
+    request = dict(request)
+    ttl = request.pop("TimeToLiveAttribute", None)
+    name = request["TableName"]
+    connection._call("create_table", request)
+    _wait(f"table {name} to become ACTIVE", lambda: _status(connection, name) == "ACTIVE")
+    if ttl:
+        spec = {"Enabled": True, "AttributeName": ttl}
+        connection._call("update_time_to_live", {"TableName": name, "TimeToLiveSpecification": spec})
+
+
+def delete_table(connection: Connection, request: dict[str, Any]) -> None:
+    name = request["TableName"]
+    connection._call("delete_table", request)
+    _wait(f"table {name} to be deleted", lambda: _status(connection, name) is None)
+
+
+def create_index(connection: Connection, request: dict[str, Any]) -> None:
+    """Add a GSI and wait until it is ACTIVE; an index the table already has is left alone."""
+    request = dict(request)
+    local = request.pop("LocalIndex", False)
+    table = request["TableName"]
+    index = request["GlobalSecondaryIndexUpdates"][0]["Create"]["IndexName"]
+    if _index_status(connection, table, index) is not None:
+        return
+    if local:
+        raise ProgrammingError(
+            f"local index {index} can only be created with table {table}: recreate the table to add it"
+        )
+    connection._call("update_table", request)
+    _wait(
+        f"index {index} on {table} to become ACTIVE",
+        lambda: _index_status(connection, table, index) == "ACTIVE",
+    )
+
+
+def drop_index(connection: Connection, request: dict[str, Any]) -> None:
+    table = request["TableName"]
+    index = request["GlobalSecondaryIndexUpdates"][0]["Delete"]["IndexName"]
+    connection._call("update_table", request)
+    _wait(f"index {index} on {table} to be deleted", lambda: _index_status(connection, table, index) is None)
+
+
+OPERATIONS = {
+    "create_table": create_table,
+    "delete_table": delete_table,
+    "create_index": create_index,
+    "drop_index": drop_index,
+}
+
+
+def run(connection: Connection, method: str, request: dict[str, Any]) -> None:
+    """Run one control-plane operation by name (as built by the dialect's DDL compiler)."""
+    OPERATIONS[method](connection, request)

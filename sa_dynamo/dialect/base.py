@@ -1,0 +1,334 @@
+"""The DynamoDB dialect: URL handling, execution, isolation levels, reflection.
+
+``dynamodb://`` uses the AWS default credential chain and region; ``dynamodb://HOST:PORT`` a
+plain-http endpoint such as DynamoDB Local; ``dynamodb+local://`` an embedded DynamoDB Local
+that starts on first connect (see ``DynamoDBLocalDialect``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import defaultdict
+from typing import Any
+
+from sqlalchemy import types as sqltypes
+from sqlalchemy.engine import default, reflection
+from sqlalchemy.sql import compiler
+from sqlalchemy.sql import schema as sa_schema
+
+from .. import dbapi as dynamo_dbapi
+from ..dbapi import admin
+from .compiler import DynamoDBCompiler, DynamoDBIdentifierPreparer
+from .ddl import DynamoDBDDLCompiler
+from .types import colspecs
+
+log = logging.getLogger("sa_dynamo")
+
+_REFLECTED_TYPES = {"S": sqltypes.String, "N": sqltypes.Numeric, "B": sqltypes.LargeBinary}
+ISOLATION_LEVELS = ("SERIALIZABLE", "AUTOCOMMIT")
+
+
+def _absent(template: Any, params: Any) -> frozenset[int]:
+    return frozenset(i for i in range(len(template.entries)) if params[i] is None)
+
+
+def _without(params: Any, absent: frozenset[int]) -> list[Any]:
+    return [v for i, v in enumerate(params) if i not in absent]
+
+
+class DynamoDBExecutionContext(default.DefaultExecutionContext):
+    """Applies per-execution facts the compiled PartiQL cannot carry: None -> absent attribute,
+    the row limit, page size and consistent reads."""
+
+    dynamodb_request: tuple[str, dict[str, Any]] | None = None
+
+    def pre_exec(self) -> None:
+        compiled = self.compiled
+        if compiled is None:
+            return
+        if self.isddl:
+            self._pre_exec_ddl(compiled)
+            return
+        template = getattr(compiled, "dynamodb_template", None)
+        if template is not None:
+            patterns = {_absent(template, params) for params in self.parameters}
+            if len(patterns) == 1 and (absent := patterns.pop()):
+                # Rewritten here, before the statement is logged, so echo shows what is sent.
+                self.statement = template.render(absent)
+                self.parameters = [_without(params, absent) for params in self.parameters]
+        cursor = self.cursor
+        options = self.execution_options
+        cursor.page_size = options.get("dynamodb_page_size")
+        cursor.consistent_read = bool(options.get("dynamodb_consistent_read", False))
+        cursor.count_only = compiled.dynamodb_count_only
+        if compiled.dynamodb_limit_bind is not None:
+            cursor.max_rows = int(self.compiled_parameters[0][compiled.dynamodb_limit_bind])
+
+    def _pre_exec_ddl(self, compiled: Any) -> None:
+        self.dynamodb_request = compiled.dynamodb_request
+        if self.dynamodb_request is None:
+            return
+        method, request = self.dynamodb_request
+        created = self.root_connection.info.setdefault("sa_dynamo_indexes_created_with_table", set())
+        if method == "create_table":
+            for key in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
+                created.update((request["TableName"], i["IndexName"]) for i in request.get(key, []))
+        elif method == "create_index":
+            table = request["TableName"]
+            index = request["GlobalSecondaryIndexUpdates"][0]["Create"]["IndexName"]
+            if (table, index) in created:
+                # create_all() creates a table's indexes right after it; CreateTable already made them.
+                created.discard((table, index))
+                self.dynamodb_request = None
+                self.statement = f"-- index {index} was created with table {table}"
+
+
+class DynamoDBDialect(default.DefaultDialect):
+    """SQLAlchemy dialect for DynamoDB's PartiQL API."""
+
+    name = "dynamodb"
+    driver = "boto3"
+    default_paramstyle = "qmark"
+    supports_statement_cache = True
+    supports_alter = False
+    supports_sequences = False
+    supports_native_boolean = True
+    supports_native_decimal = True
+    supports_native_enum = False
+    supports_native_uuid = False
+    supports_sane_rowcount = True
+    supports_sane_multi_rowcount = False
+    supports_multivalues_insert = False
+    supports_empty_insert = False
+    supports_default_values = False
+    supports_default_metavalue = False
+    supports_is_distinct_from = False
+    supports_comments = False
+    supports_schemas = False
+    supports_views = False
+    supports_constraint_comments = False
+    postfetch_lastrowid = False
+    insert_returning = False
+    update_returning = False
+    delete_returning = False
+    use_insertmanyvalues = False
+    requires_name_normalize = False
+    max_identifier_length = 255
+    statement_compiler = DynamoDBCompiler
+    ddl_compiler = DynamoDBDDLCompiler
+    type_compiler_cls = compiler.GenericTypeCompiler
+    preparer = DynamoDBIdentifierPreparer
+    execution_ctx_cls = DynamoDBExecutionContext
+    colspecs = colspecs
+
+    construct_arguments = [
+        (sa_schema.Table, {"billing_mode": None, "ttl": None, "read_capacity": None, "write_capacity": None}),
+        (sa_schema.Column, {"key": None}),
+        (sa_schema.Index, {"projection": None, "local": False, "include": None}),
+    ]
+
+    @classmethod
+    def import_dbapi(cls) -> Any:
+        return dynamo_dbapi
+
+    def create_connect_args(self, url: Any) -> tuple[list, dict[str, Any]]:
+        query = dict(url.query)
+        unknown = set(query) - {"region_name", "endpoint_url", "profile_name"}
+        if unknown:
+            raise ValueError(
+                f"unknown URL parameter(s) {', '.join(sorted(unknown))}: "
+                "dynamodb:// accepts region_name, endpoint_url and profile_name"
+            )
+        if url.host and "endpoint_url" not in query:
+            query["endpoint_url"] = f"http://{url.host}:{url.port or 8000}"
+        return [], query
+
+    # -- execution -------------------------------------------------------------------------
+
+    def do_execute(self, cursor: Any, statement: str, parameters: Any, context: Any = None) -> None:
+        if context is not None and context.isddl:
+            if context.dynamodb_request is not None:
+                admin.run(cursor.connection, *context.dynamodb_request)
+            return
+        cursor.execute(statement, parameters)
+
+    def do_executemany(self, cursor: Any, statement: str, parameters: Any, context: Any = None) -> None:
+        template = getattr(context.compiled, "dynamodb_template", None) if context is not None else None
+        if template is None:
+            cursor.executemany(statement, parameters)
+            return
+        groups: dict[frozenset[int], list] = defaultdict(list)
+        for params in parameters:
+            groups[_absent(template, params)].append(params)
+        if len(groups) == 1:
+            cursor.executemany(statement, parameters)
+            return
+        # Rows leave different attributes absent, so they need different statements; the engine
+        # log shows the full template, this logger each statement actually sent.
+        total = 0
+        for absent, rows in groups.items():
+            sent = template.render(absent)
+            log.info(
+                "%s -- for %d of %d rows (the others leave different attributes absent)",
+                sent,
+                len(rows),
+                len(parameters),
+            )
+            cursor.executemany(sent, [_without(p, absent) for p in rows])
+            total += max(cursor.rowcount, 0)
+        cursor.rowcount = total
+
+    def do_begin(self, dbapi_connection: Any) -> None:
+        pass
+
+    def do_ping(self, dbapi_connection: Any) -> bool:
+        dbapi_connection._call("list_tables", {"Limit": 1})
+        return True
+
+    def is_disconnect(self, e: Exception, connection: Any, cursor: Any) -> bool:
+        return isinstance(e, dynamo_dbapi.OperationalError) and "connection to DynamoDB failed" in str(e)
+
+    def _get_server_version_info(self, connection: Any) -> tuple:
+        return ()
+
+    def _get_default_schema_name(self, connection: Any) -> None:
+        return None
+
+    # -- isolation -------------------------------------------------------------------------
+
+    def get_isolation_level_values(self, dbapi_connection: Any) -> list[str]:
+        return list(ISOLATION_LEVELS)
+
+    def set_isolation_level(self, dbapi_connection: Any, level: str) -> None:
+        dbapi_connection.autocommit = level == "AUTOCOMMIT"
+
+    def get_isolation_level(self, dbapi_connection: Any) -> str:
+        return "AUTOCOMMIT" if dbapi_connection.autocommit else "SERIALIZABLE"
+
+    def get_default_isolation_level(self, dbapi_conn: Any) -> str:
+        return "SERIALIZABLE"
+
+    # -- reflection ------------------------------------------------------------------------
+
+    @staticmethod
+    def _dbapi_connection(connection: Any) -> Any:
+        return connection.connection.dbapi_connection
+
+    @reflection.cache
+    def _describe(self, connection: Any, table_name: str, **kw: Any) -> dict[str, Any] | None:
+        return admin.describe_table(self._dbapi_connection(connection), table_name)
+
+    def _described(self, connection: Any, table_name: str, **kw: Any) -> dict[str, Any]:
+        described = self._describe(connection, table_name, **kw)
+        if described is None:
+            from sqlalchemy.exc import NoSuchTableError
+
+            raise NoSuchTableError(table_name)
+        return described
+
+    def has_table(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> bool:
+        return admin.describe_table(self._dbapi_connection(connection), table_name) is not None
+
+    @reflection.cache
+    def get_table_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
+        return admin.list_tables(self._dbapi_connection(connection))
+
+    def get_view_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
+        return []
+
+    def get_schema_names(self, connection: Any, **kw: Any) -> list[str]:
+        return []
+
+    def get_columns(
+        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
+    ) -> list[dict]:
+        """The attributes DynamoDB knows types for: table keys first, then index keys."""
+        described = self._described(connection, table_name, **kw)
+        types = {a["AttributeName"]: a["AttributeType"] for a in described["AttributeDefinitions"]}
+        keys = [k["AttributeName"] for k in described["KeySchema"]]
+        ordered = keys + [name for name in types if name not in keys]
+        return [
+            {
+                "name": name,
+                "type": _REFLECTED_TYPES[types[name]](),
+                "nullable": name not in keys,
+                "default": None,
+                "autoincrement": False,
+            }
+            for name in ordered
+        ]
+
+    def get_pk_constraint(
+        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
+    ) -> dict:
+        described = self._described(connection, table_name, **kw)
+        return {"constrained_columns": [k["AttributeName"] for k in described["KeySchema"]], "name": None}
+
+    def get_indexes(
+        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
+    ) -> list[dict]:
+        described = self._described(connection, table_name, **kw)
+        indexes = []
+        for local, key in ((False, "GlobalSecondaryIndexes"), (True, "LocalSecondaryIndexes")):
+            for entry in described.get(key, []):
+                projection = entry["Projection"]
+                options: dict[str, Any] = {
+                    "dynamodb_projection": projection["ProjectionType"],
+                    "dynamodb_local": local,
+                }
+                if projection.get("NonKeyAttributes"):
+                    options["dynamodb_include"] = projection["NonKeyAttributes"]
+                indexes.append(
+                    {
+                        "name": entry["IndexName"],
+                        "column_names": [k["AttributeName"] for k in entry["KeySchema"]],
+                        "unique": False,
+                        "dialect_options": options,
+                    }
+                )
+        return indexes
+
+    def get_foreign_keys(
+        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
+    ) -> list:
+        return []
+
+    def get_unique_constraints(
+        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
+    ) -> list:
+        return []
+
+    def get_check_constraints(
+        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
+    ) -> list:
+        return []
+
+
+class DynamoDBLocalDialect(DynamoDBDialect):
+    """``dynamodb+local://``: a private DynamoDB Local on a free loopback port, started on first
+    connect and stopped at exit; ``?data_dir=PATH`` keeps the data between runs. When
+    ``SA_DYNAMO_LOCAL_ENDPOINT`` is set, that running server is used instead."""
+
+    driver = "local"
+    supports_statement_cache = True
+    _servers: dict[str | None, Any] = {}
+    _lock = threading.Lock()
+
+    def create_connect_args(self, url: Any) -> tuple[list, dict[str, Any]]:
+        import os
+
+        from .. import local
+
+        query = dict(url.query)
+        data_dir = query.pop("data_dir", None)
+        if query:
+            raise ValueError(f"dynamodb+local:// accepts only ?data_dir=PATH, not {', '.join(sorted(query))}")
+        endpoint = os.environ.get(local.ENV_ENDPOINT)
+        if endpoint is None:
+            with self._lock:
+                server = self._servers.get(data_dir)
+                if server is None:
+                    server = self._servers[data_dir] = local.start(data_dir=data_dir)
+            endpoint = server.endpoint_url
+        return [], {"endpoint_url": endpoint}

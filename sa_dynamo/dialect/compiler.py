@@ -1,0 +1,462 @@
+"""SQL (Core and ORM) -> PartiQL.
+
+Strict by construction: a construct renders only if a ``visit_*`` method here knows its PartiQL
+meaning; anything else is a CompileError that names it. Nothing is silently dropped.
+
+Statement shape (partiql-reference.md §0, §15): key conditions first, every other condition in
+one parenthesised group, because DynamoDB Local silently drops key conditions of some flat AND
+chains. Identifiers are always double-quoted, values always ``?`` parameters.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from sqlalchemy import exc
+from sqlalchemy.sql import compiler, crud, elements, operators
+from sqlalchemy.sql.schema import Table
+
+from .keys import key_schema
+
+_COMPARISON = {
+    operators.eq: " = ",
+    operators.ne: " <> ",
+    operators.lt: " < ",
+    operators.le: " <= ",
+    operators.gt: " > ",
+    operators.ge: " >= ",
+}
+_RANGE_KEY_OPERATORS = {
+    operators.eq,
+    operators.lt,
+    operators.le,
+    operators.gt,
+    operators.ge,
+    operators.between_op,
+    operators.startswith_op,
+}
+_SUPPORTED_BINARY = {
+    *_COMPARISON,
+    operators.in_op,
+    operators.not_in_op,
+    operators.is_,
+    operators.is_not,
+    operators.between_op,
+    operators.startswith_op,
+}
+
+
+def _operator_name(op: Any) -> str:
+    return getattr(op, "__name__", str(op)).rstrip("_")
+
+
+class _Entry(NamedTuple):
+    attribute: str  # rendered name: "'a'" in an INSERT tuple, '"a"' in an UPDATE
+    value: str  # the value's placeholder
+
+
+class DMLTemplate(NamedTuple):
+    """How to re-render an INSERT/UPDATE when some values are None (attribute absent).
+
+    INSERT omits such attributes; UPDATE REMOVEs them (keeping sparse indexes sparse).
+    The value parameters come first in the statement, one per entry, in entry order.
+    """
+
+    kind: str  # "INSERT" or "UPDATE"
+    head: str
+    entries: tuple[_Entry, ...]
+    tail: str
+
+    def render(self, absent: frozenset[int] = frozenset()) -> str:
+        if self.kind == "INSERT":
+            body = ", ".join(
+                f"{e.attribute}: {e.value}" for i, e in enumerate(self.entries) if i not in absent
+            )
+            return f"{self.head} {{{body}}}{self.tail}"
+        sets = [f"{e.attribute} = {e.value}" for i, e in enumerate(self.entries) if i not in absent]
+        removes = [f" REMOVE {e.attribute}" for i, e in enumerate(self.entries) if i in absent]
+        return self.head + (" SET " + ", ".join(sets) if sets else "") + "".join(removes) + self.tail
+
+    def finalized(self, final_text: str) -> DMLTemplate:
+        """The same template over the final statement text, whose placeholders are all ``?``."""
+        entries = tuple(e._replace(value="?") for e in self.entries)
+        prefix = self._replace(entries=entries, tail="").render()
+        if not final_text.startswith(prefix):
+            raise exc.CompileError(f"internal: unexpected statement text {final_text!r}")
+        return self._replace(entries=entries, tail=final_text[len(prefix) :])
+
+
+class DynamoDBCompiler(compiler.SQLCompiler):
+    """Compiles Core/ORM statements to PartiQL; records what execution needs (row limit, DML template)."""
+
+    dynamodb_limit_bind: str | None = None
+    dynamodb_template: DMLTemplate | None = None
+    dynamodb_count_only = False
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        if self.dynamodb_template is not None:
+            self.dynamodb_template = self.dynamodb_template.finalized(self.string)
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _refuse(self, what: str, instead: str) -> None:
+        raise exc.CompileError(f"DynamoDB PartiQL cannot express {what}: {instead}")
+
+    def _single_table(self, from_: Any, statement: str) -> Table:
+        if isinstance(from_, Table):
+            if from_.schema is not None:
+                self._refuse(
+                    f"a schema-qualified table ({from_.schema}.{from_.name})",
+                    "DynamoDB has no schemas; drop schema= from the Table",
+                )
+            return from_
+        self._refuse(
+            f"{statement} from {type(from_).__name__.lower()} {getattr(from_, 'name', '')}".rstrip(),
+            "query one table; joins and subqueries are not available (load related items with a "
+            "second query on their partition key)",
+        )
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _terms(criteria: Any) -> list[Any]:
+        terms: list[Any] = []
+        for criterion in criteria:
+            if isinstance(criterion, elements.BooleanClauseList) and criterion.operator is operators.and_:
+                terms.extend(DynamoDBCompiler._terms(criterion.clauses))
+            elif isinstance(criterion, elements.Grouping):
+                terms.extend(DynamoDBCompiler._terms([criterion.element]))
+            else:
+                terms.append(criterion)
+        return terms
+
+    @staticmethod
+    def _is_on(term: Any, column: Any, ops: set | None) -> bool:
+        if column is None or not isinstance(term, elements.BinaryExpression):
+            return False
+        left = term.left
+        return (
+            isinstance(left, elements.ColumnClause)
+            and getattr(left, "table", None) is not None
+            and left.table.name == column.table.name
+            and left.name == column.name
+            and (ops is None or term.operator in ops)
+        )
+
+    def _where(self, table: Table, criteria: Any, full_key: str | None = None, **kw: Any) -> str:
+        """WHERE text: the key conditions first, every other condition in one group.
+
+        With ``full_key`` (UPDATE/DELETE), equality on every key attribute is required.
+        """
+        terms = self._terms(criteria)
+        keys = key_schema(table)
+        hash_ops = {operators.eq} if full_key else {operators.eq, operators.in_op}
+        range_ops = {operators.eq} if full_key else _RANGE_KEY_OPERATORS
+        hash_term = next((t for t in terms if self._is_on(t, keys.hash_key, hash_ops)), None)
+        range_term = None
+        if hash_term is not None:
+            range_term = next((t for t in terms if self._is_on(t, keys.range_key, range_ops)), None)
+        if full_key and (hash_term is None or (keys.range_key is not None and range_term is None)):
+            names = ", ".join(c.name for c in keys.columns)
+            self._refuse(
+                f"{full_key} without equality on the whole primary key ({names})",
+                f"add {' and '.join(f'{c.name} == value' for c in keys.columns)} to the WHERE clause "
+                f"(select the matching keys first to {full_key.lower()} several items)",
+            )
+        rest = [t for t in terms if t is not hash_term and t is not range_term]
+        parts = [self.process(t, **kw) for t in (hash_term, range_term) if t is not None]
+        if rest:
+            group = " AND ".join(self.process(t.self_group(against=operators.and_), **kw) for t in rest)
+            parts.append(f"({group})" if parts or len(rest) > 1 else group)
+        return " AND ".join(parts)
+
+    # -- SELECT ----------------------------------------------------------------------------
+
+    def visit_select(self, select_stmt, asfrom=False, insert_into=False, compound_index=None, **kw):
+        if self.stack or asfrom or insert_into or compound_index is not None:
+            self._refuse(
+                "a subquery, UNION or INSERT ... SELECT",
+                "run the inner query on its own and pass its results as parameters",
+            )
+        return super().visit_select(select_stmt, asfrom=asfrom, **kw)
+
+    def visit_label(
+        self, label, add_to_result_map=None, within_columns_clause=False, within_label_clause=False, **kw
+    ):
+        # PartiQL has no aliases; the result is matched to the select list by position.
+        if within_columns_clause and not within_label_clause:
+            if add_to_result_map is not None:
+                add_to_result_map(label.name, label.name, (label, label.name, *label._alt_names), label.type)
+            return label.element._compiler_dispatch(
+                self, within_columns_clause=True, within_label_clause=True, **kw
+            )
+        return label.element._compiler_dispatch(self, within_columns_clause=False, **kw)
+
+    def visit_column(self, column, include_table=True, **kw):
+        # PartiQL reads "t"."a" as a path into attribute t; attributes are always bare names.
+        table = column.table
+        if not column.is_literal and table is not None and not isinstance(table, Table):
+            self._refuse(
+                f"a column of {type(table).__name__.lower()} {getattr(table, 'name', '')}",
+                "select columns of the table itself",
+            )
+        return super().visit_column(column, include_table=False, **kw)
+
+    def _compose_select_body(
+        self, text, select, compile_state, inner_columns, froms, byfrom, toplevel, kwargs
+    ):
+        for present, what, instead in (
+            (select._distinct or select._distinct_on, "DISTINCT", "de-duplicate the rows in Python"),
+            (select._group_by_clauses, "GROUP BY", "aggregate the rows in Python"),
+            (select._having_criteria, "HAVING", "filter the aggregated rows in Python"),
+            (select._offset_clause is not None, "OFFSET", "page with sa_dynamo.paginate(..., after=token)"),
+            (select._fetch_clause is not None, "FETCH FIRST", "use .limit(n)"),
+            (
+                select._for_update_arg is not None,
+                "SELECT ... FOR UPDATE",
+                "use a version_id_col for optimistic locking",
+            ),
+            (
+                select._prefixes or select._suffixes or select._hints,
+                "prefixes, suffixes or hints",
+                "remove them",
+            ),
+        ):
+            if present:
+                self._refuse(what, instead)
+        if len(froms) != 1:
+            self._refuse(
+                "a SELECT over several tables" if froms else "a SELECT without a table",
+                "select from exactly one table",
+            )
+        table = self._single_table(froms[0], "SELECT")
+        if not inner_columns:
+            self._refuse("an empty select list", "select at least one column")
+        text += ", ".join(inner_columns) + " FROM " + self.preparer.format_table(table)
+        if select._where_criteria:
+            text += " WHERE " + self._where(table, select._where_criteria, **kwargs)
+        if select._order_by_clauses:
+            text += self._order_by(table, select, **kwargs)
+        if select._limit_clause is not None:
+            self._row_limit(select)
+        return text
+
+    def _order_by(self, table: Table, select: Any, **kw: Any) -> str:
+        keys = key_schema(table)
+        terms = self._terms(select._where_criteria)
+        if not any(self._is_on(t, keys.hash_key, {operators.eq}) for t in terms):
+            self._refuse(
+                "ORDER BY without partition-key equality",
+                f"add {keys.hash_key.name} == value to the WHERE clause, or sort the rows in Python",
+            )
+        rendered = []
+        for clause in select._order_by_clauses:
+            element, direction = clause, ""
+            if isinstance(clause, elements.UnaryExpression) and clause.modifier in (
+                operators.asc_op,
+                operators.desc_op,
+            ):
+                element = clause.element
+                direction = " DESC" if clause.modifier is operators.desc_op else " ASC"
+            if not (
+                isinstance(element, elements.ColumnClause)
+                and keys.range_key is not None
+                and element.name == keys.range_key.name
+            ):
+                self._refuse(
+                    f"ORDER BY {getattr(element, 'name', element)}",
+                    "DynamoDB returns a partition in sort-key order only; order by the sort key "
+                    f"{keys.range_key.name if keys.range_key is not None else '(this table has none)'} "
+                    "or sort the rows in Python",
+                )
+            rendered.append(self.preparer.quote(element.name) + direction)
+        return " ORDER BY " + ", ".join(rendered)
+
+    def _row_limit(self, select: Any) -> None:
+        # DynamoDB's Limit counts items evaluated, not rows returned: the cursor stops after
+        # LIMIT rows instead. The bind is compiled (so it varies per execution) but not rendered.
+        clause = select._limit_clause
+        if not isinstance(clause, elements.BindParameter):
+            self._refuse("LIMIT with an expression", "pass an integer to .limit()")
+        self.process(clause)
+        self.dynamodb_limit_bind = self.bind_names[clause]
+
+    # -- WHERE expressions ----------------------------------------------------------------
+
+    def visit_binary(self, binary, override_operator=None, **kw):
+        op = override_operator or binary.operator
+        if op not in _SUPPORTED_BINARY:
+            self._refuse(
+                f"the operator {_operator_name(op)}",
+                "use comparisons, IN, BETWEEN, IS NULL or startswith(); filter further in Python",
+            )
+        if isinstance(binary.right, elements.ColumnClause) and not binary.right.is_literal:
+            self._refuse(
+                f"a comparison of two attributes ({getattr(binary.left, 'name', '?')} and {binary.right.name})",
+                "compare an attribute with a value",
+            )
+        return super().visit_binary(binary, override_operator=override_operator, **kw)
+
+    def visit_ne_binary(self, binary, operator, **kw):
+        # PartiQL: `a <> ?` is TRUE when `a` is missing; SQL: unknown, the row is not returned.
+        left = self.process(binary.left, **kw)
+        return f"({left} <> {self.process(binary.right, **kw)} AND {left} IS NOT MISSING)"
+
+    def visit_is__binary(self, binary, operator, **kw):
+        left = self.process(binary.left, **kw)
+        if not isinstance(binary.right, elements.Null):
+            self._refuse("IS with a value other than NULL", "compare with == instead")
+        return f"({left} IS NULL OR {left} IS MISSING)"
+
+    def visit_is_not_binary(self, binary, operator, **kw):
+        left = self.process(binary.left, **kw)
+        if not isinstance(binary.right, elements.Null):
+            self._refuse("IS NOT with a value other than NULL", "compare with != instead")
+        return f"({left} IS NOT NULL AND {left} IS NOT MISSING)"
+
+    def _in(self, binary, **kw) -> str:
+        right = binary.right
+        if isinstance(right, elements.Grouping):
+            right = right.element
+        if not (isinstance(right, elements.BindParameter) and right.expanding):
+            self._refuse("IN with a subquery or expression list", "pass a Python list of values to in_()")
+        # The expanding parameter renders as "(?, ?, ...)"; PartiQL lists are "[?, ?, ...]".
+        values = self.process(right, **kw)
+        if values.startswith("(") and values.endswith(")"):
+            values = values[1:-1]
+        return f"{self.process(binary.left, **kw)} IN [{values}]"
+
+    def visit_in_op_binary(self, binary, operator, **kw):
+        return self._in(binary, **kw)
+
+    def visit_not_in_op_binary(self, binary, operator, **kw):
+        left = self.process(binary.left, **kw)
+        return f"(NOT {self._in(binary, **kw)} AND {left} IS NOT MISSING)"
+
+    def visit_empty_set_op_expr(self, type_, expand_op, **kw):
+        self._refuse("IN with an empty list", "skip the query when the list is empty (it matches no row)")
+
+    def visit_startswith_op_binary(self, binary, operator, **kw):
+        if binary.modifiers.get("escape") is not None or binary.modifiers.get("autoescape"):
+            self._refuse(
+                "startswith() with escape/autoescape", "begins_with takes the prefix literally; drop them"
+            )
+        if not isinstance(binary.right, elements.BindParameter):
+            self._refuse("startswith() of an expression", "pass the prefix as a Python string")
+        return f"begins_with({self.process(binary.left, **kw)}, {self.process(binary.right, **kw)})"
+
+    def visit_unary(self, unary, **kw):
+        if unary.operator is operators.inv:
+            self._refuse("NOT", "write the negated comparison (!=, not_in, ...) directly")
+        if unary.modifier in (operators.asc_op, operators.desc_op):
+            return super().visit_unary(unary, **kw)
+        self._refuse(f"the unary operator {_operator_name(unary.operator or unary.modifier)}", "remove it")
+
+    def visit_function(self, func, **kw):
+        self._refuse(f"the SQL function {func.name}()", "compute it in Python")
+
+    def visit_cast(self, cast, **kw):
+        self._refuse("CAST", "convert the value in Python before comparing")
+
+    def visit_case(self, clause, **kwargs):
+        self._refuse("CASE", "compute it in Python")
+
+    def visit_join(self, join, asfrom=False, **kwargs):
+        self._refuse("JOIN", "query each table on its own key; model one-to-many inside an item collection")
+
+    def visit_compound_select(self, cs, asfrom=False, compound_index=None, **kwargs):
+        self._refuse("UNION/INTERSECT/EXCEPT", "run the queries separately and combine the rows in Python")
+
+    def visit_cte(self, cte, **kwargs):
+        self._refuse("a common table expression (WITH)", "run the inner query separately")
+
+    def visit_over(self, over, **kwargs):
+        self._refuse("a window function", "compute it in Python")
+
+    # -- INSERT / UPDATE / DELETE ----------------------------------------------------------
+
+    def _dml_setup(self, stmt: Any, flag: str, **kw: Any) -> tuple[Any, Any, Table]:
+        compile_state = stmt._compile_state_factory(stmt, self, **kw)
+        stmt = compile_state.statement
+        if self.stack:
+            self._refuse("a nested INSERT/UPDATE/DELETE", "run it as its own statement")
+        setattr(self, flag, True)
+        self.dml_compile_state = self.dml_compile_state or compile_state
+        self.compile_state = self.compile_state or compile_state
+        if getattr(stmt, "_returning", ()) or getattr(stmt, "_prefixes", ()) or getattr(stmt, "_hints", {}):
+            self._refuse("RETURNING, prefixes or hints on a write", "remove them")
+        if getattr(compile_state, "_extra_froms", None):
+            self._refuse("a multi-table UPDATE/DELETE", "update or delete each item by its key")
+        table = self._single_table(stmt.table, flag[2:].upper())
+        self.stack.append({"correlate_froms": {table}, "asfrom_froms": {table}, "selectable": stmt})
+        return stmt, compile_state, table
+
+    def _entries(self, stmt: Any, compile_state: Any, quote: Any, **kw: Any) -> tuple[_Entry, ...]:
+        params = crud._get_crud_params(self, stmt, compile_state, True, **kw)
+        if params.all_multi_params:
+            self._refuse("a multi-row VALUES clause", "pass a list of dicts to execute() (executemany)")
+        entries = []
+        for column, _expr, value, names in params.single_params:
+            if len(names) != 1 or value != self.compilation_bindtemplate % {"name": next(iter(names))}:
+                self._refuse(
+                    f"an SQL expression as the value of {column.name}",
+                    "pass a plain Python value (arithmetic updates are not translated yet)",
+                )
+            entries.append(_Entry(quote(column.name), value))
+        if not entries:
+            self._refuse("a write without values", "give at least one column a value")
+        return tuple(entries)
+
+    def visit_insert(self, insert_stmt, visiting_cte=None, **kw):
+        stmt, compile_state, table = self._dml_setup(insert_stmt, "isinsert", **kw)
+        if stmt.select is not None:
+            self._refuse("INSERT ... SELECT", "select the rows first and insert them with executemany")
+        entries = self._entries(stmt, compile_state, self.preparer.attribute_literal, **kw)
+        head = "INSERT INTO " + self.preparer.format_table(table) + " VALUE"
+        return self._render_with_binds(DMLTemplate("INSERT", head, entries, ""))
+
+    def visit_update(self, update_stmt, visiting_cte=None, **kw):
+        stmt, compile_state, table = self._dml_setup(update_stmt, "isupdate", **kw)
+        entries = self._entries(stmt, compile_state, self.preparer.quote_identifier, **kw)
+        keys = {c.name for c in key_schema(table).columns}
+        for entry in entries:
+            if entry.attribute.strip('"') in keys:
+                self._refuse(
+                    f"an UPDATE of the key attribute {entry.attribute}",
+                    "DynamoDB keys are immutable; delete the item and insert it under the new key",
+                )
+        where = self._where(table, stmt._where_criteria, full_key="UPDATE", **kw)
+        head = "UPDATE " + self.preparer.format_table(table)
+        return self._render_with_binds(DMLTemplate("UPDATE", head, entries, " WHERE " + where))
+
+    def visit_delete(self, delete_stmt, visiting_cte=None, **kw):
+        stmt, _compile_state, table = self._dml_setup(delete_stmt, "isdelete", **kw)
+        where = self._where(table, stmt._where_criteria, full_key="DELETE", **kw)
+        self.stack.pop(-1)
+        # A DELETE of a missing item succeeds silently; the old item tells whether one was deleted.
+        self.dynamodb_count_only = True
+        return "DELETE FROM " + self.preparer.format_table(table) + " WHERE " + where + " RETURNING ALL OLD *"
+
+    def _render_with_binds(self, template: DMLTemplate) -> str:
+        # Rendered with SQLAlchemy's own placeholders so that parameter positions are tracked;
+        # __init__ re-reads the template over the final text.
+        self.stack.pop(-1)
+        self.dynamodb_template = template
+        return template.render()
+
+
+class DynamoDBIdentifierPreparer(compiler.IdentifierPreparer):
+    """Every identifier double-quoted (PartiQL reserves many common words when unquoted)."""
+
+    def __init__(self, dialect: Any):
+        super().__init__(dialect, initial_quote='"', escape_quote='"')
+
+    def _requires_quotes(self, value: str) -> bool:
+        return True
+
+    def attribute_literal(self, name: str) -> str:
+        """An attribute name as an INSERT tuple key: a single-quoted string."""
+        return "'" + name.replace("'", "''") + "'"
+
+    def format_table(self, table, use_schema=True, name=None):
+        return self.quote_identifier(name or table.name)

@@ -1,0 +1,52 @@
+"""Which columns of a Table form the DynamoDB key schema.
+
+The primary-key columns are the key: the first is HASH, the second RANGE, in declaration order;
+``dynamodb_key="hash"|"range"`` on a column overrides the order.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from sqlalchemy import Column, Table
+from sqlalchemy.exc import ArgumentError
+
+
+class KeySchema(NamedTuple):
+    hash_key: Column
+    range_key: Column | None
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        return (self.hash_key,) if self.range_key is None else (self.hash_key, self.range_key)
+
+
+def key_schema(table: Table) -> KeySchema:
+    """The table's HASH and RANGE key columns; an ArgumentError that says how to fix a bad key."""
+    columns = list(table.primary_key.columns)
+    if not columns:
+        raise ArgumentError(
+            f"table {table.name!r} has no primary key: mark its partition key column (and sort key "
+            "column, if any) with primary_key=True"
+        )
+    if len(columns) > 2:
+        names = ", ".join(c.name for c in columns)
+        raise ArgumentError(
+            f"table {table.name!r} has {len(columns)} primary-key columns ({names}); a DynamoDB key "
+            "is a partition key plus at most one sort key"
+        )
+    roles = {c.name: c.dialect_options["dynamodb"]["key"] for c in columns}
+    for name, role in roles.items():
+        if role not in (None, "hash", "range"):
+            raise ArgumentError(f"column {name!r}: dynamodb_key must be 'hash' or 'range', not {role!r}")
+    if any(role == "hash" for role in roles.values()) or any(role == "range" for role in roles.values()):
+        columns.sort(key=lambda c: {"hash": 0, None: 1, "range": 2}[roles[c.name]])
+    if len(columns) == 2 and roles[columns[0].name] == roles[columns[1].name] == "hash":
+        raise ArgumentError(
+            f"table {table.name!r} marks two columns dynamodb_key='hash'; one must be 'range'"
+        )
+    if len(columns) == 1 and roles[columns[0].name] == "range":
+        raise ArgumentError(
+            f"table {table.name!r}: the only key column cannot be the sort key (dynamodb_key='range')"
+        )
+    return KeySchema(columns[0], columns[1] if len(columns) == 2 else None)

@@ -1,0 +1,265 @@
+"""SQLAlchemy types on DynamoDB attribute values.
+
+Dates and times are ISO-8601 strings of fixed width, so they sort in time order as strings and
+can be sort keys; timezone-aware values are stored in UTC. JSON is a native map/list. Sets are
+native string/number/binary sets; DynamoDB cannot store an empty set, so an empty set is stored
+as an absent attribute.
+"""
+
+from __future__ import annotations
+
+import datetime
+import uuid
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import types as sqltypes
+from sqlalchemy.exc import ArgumentError
+
+# DynamoDB attribute types a key attribute can have, by SQLAlchemy type affinity.
+_KEY_TYPES: list[tuple[type, str]] = [
+    (sqltypes.Boolean, ""),
+    (sqltypes.Integer, "N"),
+    (sqltypes.Numeric, "N"),
+    (sqltypes.LargeBinary, "B"),
+    (sqltypes.String, "S"),
+    (sqltypes.DateTime, "S"),
+    (sqltypes.Date, "S"),
+    (sqltypes.Time, "S"),
+    (sqltypes.Uuid, "S"),
+    (sqltypes.Enum, "S"),
+]
+
+
+def attribute_type(type_: sqltypes.TypeEngine) -> str | None:
+    """'S', 'N' or 'B' for a type that can be a key attribute; None for any other."""
+    if isinstance(type_, sqltypes.TypeDecorator):
+        type_ = type_.impl_instance
+    if isinstance(type_, _SetType):
+        return None
+    for cls, code in _KEY_TYPES:
+        if isinstance(type_, cls):
+            return code or None
+    return None
+
+
+def key_attribute_type(column: Any) -> str:
+    code = attribute_type(column.type)
+    if code is None:
+        raise ArgumentError(
+            f"column {column.name!r} is a key but has type {column.type!r}; a DynamoDB key attribute "
+            "must be a string, number or binary type (String, Integer, Numeric, LargeBinary, "
+            "DateTime, Date, Uuid, Enum)"
+        )
+    return code
+
+
+class DynamoInteger(sqltypes.Integer):
+    """N comes back as Decimal; integer columns give int."""
+
+    def result_processor(self, dialect, coltype):
+        def process(value):
+            return None if value is None else int(value)
+
+        return process
+
+
+class DynamoNumeric(sqltypes.Numeric):
+    def result_processor(self, dialect, coltype):
+        if self.asdecimal:
+            return None
+
+        def process(value):
+            return None if value is None else float(value)
+
+        return process
+
+
+class DynamoFloat(sqltypes.Float):
+    def result_processor(self, dialect, coltype):
+        if self.asdecimal:
+            return None
+
+        def process(value):
+            return None if value is None else float(value)
+
+        return process
+
+
+class DynamoDateTime(sqltypes.DateTime):
+    """``YYYY-MM-DDTHH:MM:SS.ffffff`` (naive) or the same in UTC with ``+00:00`` (timezone=True)."""
+
+    def bind_processor(self, dialect):
+        aware = self.timezone
+
+        def process(value):
+            if value is None:
+                return None
+            if not isinstance(value, datetime.datetime):
+                raise TypeError(f"expected a datetime, got {type(value).__name__}")
+            if aware:
+                if value.tzinfo is None:
+                    raise ValueError(
+                        f"DateTime(timezone=True) needs an aware datetime, got naive {value}: "
+                        "attach a tzinfo (e.g. datetime.timezone.utc)"
+                    )
+                return value.astimezone(datetime.timezone.utc).isoformat(timespec="microseconds")
+            if value.tzinfo is not None:
+                raise ValueError(
+                    f"DateTime() stores naive datetimes, got aware {value}: declare DateTime(timezone=True) "
+                    "or pass a naive value"
+                )
+            return value.isoformat(timespec="microseconds")
+
+        return process
+
+    def result_processor(self, dialect, coltype):
+        def process(value):
+            return None if value is None else datetime.datetime.fromisoformat(value)
+
+        return process
+
+
+class DynamoDate(sqltypes.Date):
+    def bind_processor(self, dialect):
+        def process(value):
+            if value is None:
+                return None
+            if isinstance(value, datetime.datetime) or not isinstance(value, datetime.date):
+                raise TypeError(f"expected a date, got {type(value).__name__}")
+            return value.isoformat()
+
+        return process
+
+    def result_processor(self, dialect, coltype):
+        def process(value):
+            return None if value is None else datetime.date.fromisoformat(value)
+
+        return process
+
+
+class DynamoTime(sqltypes.Time):
+    def bind_processor(self, dialect):
+        def process(value):
+            return None if value is None else value.isoformat(timespec="microseconds")
+
+        return process
+
+    def result_processor(self, dialect, coltype):
+        def process(value):
+            return None if value is None else datetime.time.fromisoformat(value)
+
+        return process
+
+
+class DynamoUuid(sqltypes.Uuid):
+    """The canonical hyphenated text, not the 32-character hex SQLAlchemy uses without a UUID type."""
+
+    def bind_processor(self, dialect):
+        def process(value):
+            if value is None:
+                return None
+            return str(value if isinstance(value, uuid.UUID) else uuid.UUID(str(value)))
+
+        return process
+
+    def result_processor(self, dialect, coltype):
+        as_uuid = self.as_uuid
+
+        def process(value):
+            if value is None:
+                return None
+            return uuid.UUID(value) if as_uuid else value
+
+        return process
+
+
+def _plain_json(value: Any) -> Any:
+    """DynamoDB numbers inside a document come back as Decimal; JSON means int or float."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _plain_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain_json(v) for v in value]
+    return value
+
+
+class DynamoJSON(sqltypes.JSON):
+    """JSON as a native DynamoDB map or list, so its parts can be read and filtered by path."""
+
+    def bind_processor(self, dialect):
+        return None
+
+    def result_processor(self, dialect, coltype):
+        def process(value):
+            return None if value is None else _plain_json(value)
+
+        return process
+
+
+class _SetType(sqltypes.UserDefinedType):
+    """A native DynamoDB set; an empty set is stored as an absent attribute."""
+
+    cache_ok = True
+    element_type: type | tuple[type, ...] = ()
+    kind = ""
+    code = ""
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return self.code
+
+    @property
+    def python_type(self) -> type:
+        return set
+
+    def bind_processor(self, dialect):
+        element_type, kind = self.element_type, self.kind
+
+        def process(value):
+            if value is None or len(value) == 0:
+                return None
+            if not all(isinstance(v, element_type) and not isinstance(v, bool) for v in value):
+                raise TypeError(f"a {kind} set holds only {element_type}, got {value!r}")
+            return set(value)
+
+        return process
+
+    def literal_processor(self, dialect):
+        return None
+
+
+class StringSet(_SetType):
+    """DynamoDB string set (SS)."""
+
+    element_type = str
+    kind = "string"
+    code = "SS"
+
+
+class NumberSet(_SetType):
+    """DynamoDB number set (NS); elements come back as Decimal."""
+
+    element_type = (int, float, Decimal)
+    kind = "number"
+    code = "NS"
+
+
+class BinarySet(_SetType):
+    """DynamoDB binary set (BS)."""
+
+    element_type = (bytes, bytearray)
+    kind = "binary"
+    code = "BS"
+
+
+colspecs = {
+    sqltypes.Integer: DynamoInteger,
+    sqltypes.Numeric: DynamoNumeric,
+    sqltypes.Float: DynamoFloat,
+    sqltypes.DateTime: DynamoDateTime,
+    sqltypes.Date: DynamoDate,
+    sqltypes.Time: DynamoTime,
+    sqltypes.Uuid: DynamoUuid,
+    sqltypes.JSON: DynamoJSON,
+}

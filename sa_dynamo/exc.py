@@ -1,0 +1,9 @@
+"""sa_dynamo's exceptions: subclasses of SQLAlchemy's, so existing handlers keep working."""
+
+from __future__ import annotations
+
+from sqlalchemy import exc as sa_exc
+
+
+class KeySchemaMismatchError(sa_exc.ArgumentError):
+    """Two classes mapped to one DynamoDB table disagree on its key schema or discriminator."""
