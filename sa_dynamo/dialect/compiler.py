@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import exc
 from sqlalchemy.sql import compiler, crud, elements, operators
 from sqlalchemy.sql.schema import Table
+from sqlalchemy.sql.selectable import Join
 
 from .keys import key_schema
 
@@ -43,6 +44,7 @@ _SUPPORTED_BINARY = {
     operators.is_not,
     operators.between_op,
     operators.startswith_op,
+    operators.not_startswith_op,
 }
 
 
@@ -111,8 +113,9 @@ class DynamoDBCompiler(compiler.SQLCompiler):
                     "DynamoDB has no schemas; drop schema= from the Table",
                 )
             return from_
+        what = "JOIN" if isinstance(from_, Join) else f"{statement} from a subquery or {type(from_).__name__}"
         self._refuse(
-            f"{statement} from {type(from_).__name__.lower()} {getattr(from_, 'name', '')}".rstrip(),
+            what,
             "query one table; joins and subqueries are not available (load related items with a "
             "second query on their partition key)",
         )
@@ -165,9 +168,11 @@ class DynamoDBCompiler(compiler.SQLCompiler):
             )
         rest = [t for t in terms if t is not hash_term and t is not range_term]
         parts = [self.process(t, **kw) for t in (hash_term, range_term) if t is not None]
-        if rest:
+        if len(rest) == 1 and not parts:
+            parts.append(self.process(rest[0], **kw))
+        elif rest:
             group = " AND ".join(self.process(t.self_group(against=operators.and_), **kw) for t in rest)
-            parts.append(f"({group})" if parts or len(rest) > 1 else group)
+            parts.append(f"({group})")
         return " AND ".join(parts)
 
     # -- SELECT ----------------------------------------------------------------------------
@@ -345,6 +350,10 @@ class DynamoDBCompiler(compiler.SQLCompiler):
             self._refuse("startswith() of an expression", "pass the prefix as a Python string")
         return f"begins_with({self.process(binary.left, **kw)}, {self.process(binary.right, **kw)})"
 
+    def visit_not_startswith_op_binary(self, binary, operator, **kw):
+        left = self.process(binary.left, **kw)
+        return f"(NOT {self.visit_startswith_op_binary(binary, operator, **kw)} AND {left} IS NOT MISSING)"
+
     def visit_unary(self, unary, **kw):
         if unary.operator is operators.inv:
             self._refuse("NOT", "write the negated comparison (!=, not_in, ...) directly")
@@ -397,7 +406,9 @@ class DynamoDBCompiler(compiler.SQLCompiler):
             self._refuse("a multi-row VALUES clause", "pass a list of dicts to execute() (executemany)")
         entries = []
         for column, _expr, value, names in params.single_params:
-            if len(names) != 1 or value != self.compilation_bindtemplate % {"name": next(iter(names))}:
+            name = next(iter(names)) if len(names) == 1 else None
+            placeholder = self.compilation_bindtemplate % {"name": self.escaped_bind_names.get(name, name)}
+            if name is None or value != placeholder:
                 self._refuse(
                     f"an SQL expression as the value of {column.name}",
                     "pass a plain Python value (arithmetic updates are not translated yet)",

@@ -65,9 +65,18 @@ class DynamoInteger(sqltypes.Integer):
 
 
 class DynamoNumeric(sqltypes.Numeric):
+    """DynamoDB normalises numbers (19.90 -> 19.9); a declared scale restores the digits."""
+
     def result_processor(self, dialect, coltype):
         if self.asdecimal:
-            return None
+            if self.scale is None:
+                return None
+            exponent = Decimal(1).scaleb(-self.scale)
+
+            def quantize(value):
+                return None if value is None else value.quantize(exponent)
+
+            return quantize
 
         def process(value):
             return None if value is None else float(value)

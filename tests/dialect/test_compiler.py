@@ -1,0 +1,305 @@
+"""The exact PartiQL each Core construct compiles to, and the CompileError for each refusal."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import (
+    JSON,
+    Column,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    and_,
+    case,
+    cast,
+    func,
+    literal_column,
+    not_,
+    or_,
+    select,
+    union,
+)
+from sqlalchemy.exc import ArgumentError, CompileError
+
+from sa_dynamo.dialect.base import DynamoDBDialect
+
+dialect = DynamoDBDialect()
+metadata = MetaData()
+items = Table(
+    "items",
+    metadata,
+    Column("pk", String, primary_key=True),
+    Column("sk", String, primary_key=True),
+    Column("n", Integer),
+    Column("name", String),
+    Column("doc", JSON),
+)
+other = Table("other", metadata, Column("id", String, primary_key=True), Column("items_pk", String))
+hash_only = Table("hash_only", metadata, Column("id", String, primary_key=True), Column("v", Integer))
+
+ALL = 'SELECT "pk", "sk", "n", "name", "doc" FROM "items"'
+
+
+def partiql(statement) -> str:
+    return str(statement.compile(dialect=dialect))
+
+
+def params(statement) -> list:
+    compiled = statement.compile(dialect=dialect)
+    return [compiled.params[name] for name in compiled.positiontup]
+
+
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [
+        (select(items), ALL),
+        (select(items.c.sk, items.c.n), 'SELECT "sk", "n" FROM "items"'),
+        (select(items).where(items.c.pk == "A"), ALL + ' WHERE "pk" = ?'),
+        (
+            select(items).where(items.c.pk == "A", items.c.sk == "1"),
+            ALL + ' WHERE "pk" = ? AND "sk" = ?',
+        ),
+        (
+            select(items).where(items.c.n == 5, items.c.sk > "1", items.c.pk == "A"),
+            ALL + ' WHERE "pk" = ? AND "sk" > ? AND ("n" = ?)',
+        ),
+        (
+            select(items).where(items.c.pk == "A", items.c.n >= 1, items.c.name == "x"),
+            ALL + ' WHERE "pk" = ? AND ("n" >= ? AND "name" = ?)',
+        ),
+        (
+            select(items).where(items.c.pk == "A", items.c.sk.between("1", "5")),
+            ALL + ' WHERE "pk" = ? AND "sk" BETWEEN ? AND ?',
+        ),
+        (
+            select(items).where(items.c.pk == "A", items.c.sk.startswith("ORDER#")),
+            ALL + ' WHERE "pk" = ? AND begins_with("sk", ?)',
+        ),
+        (
+            select(items).where(items.c.pk.in_(["A", "B"])),
+            ALL + ' WHERE "pk" IN [__[POSTCOMPILE_pk_1]]',
+        ),
+        (
+            select(items).where(items.c.pk == "A", items.c.n != 3),
+            ALL + ' WHERE "pk" = ? AND (("n" <> ? AND "n" IS NOT MISSING))',
+        ),
+        (
+            select(items).where(items.c.name.is_(None)),
+            ALL + ' WHERE ("name" IS NULL OR "name" IS MISSING)',
+        ),
+        (
+            select(items).where(items.c.name.is_not(None)),
+            ALL + ' WHERE ("name" IS NOT NULL AND "name" IS NOT MISSING)',
+        ),
+        (
+            select(items).where(items.c.n.not_in([1, 2])),
+            ALL + ' WHERE (NOT "n" IN [__[POSTCOMPILE_n_1]] AND "n" IS NOT MISSING)',
+        ),
+        (
+            select(items).where(items.c.pk == "A", or_(items.c.n < 1, items.c.n > 9), items.c.name == "x"),
+            ALL + ' WHERE "pk" = ? AND (("n" < ? OR "n" > ?) AND "name" = ?)',
+        ),
+        (
+            select(items).where(or_(items.c.pk == "A", items.c.pk == "B")),
+            ALL + ' WHERE "pk" = ? OR "pk" = ?',
+        ),
+        (
+            select(items).where(and_(items.c.n > 1, items.c.n < 9)),
+            ALL + ' WHERE ("n" > ? AND "n" < ?)',
+        ),
+        # the sort key only counts as a key condition next to partition-key equality
+        (
+            select(items).where(items.c.sk > "1", items.c.n == 1),
+            ALL + ' WHERE ("sk" > ? AND "n" = ?)',
+        ),
+        # SQLAlchemy folds NOT (a = b) into a <> b, which keeps SQL's three-valued logic here
+        (
+            select(items).where(not_(items.c.n == 1)),
+            ALL + ' WHERE ("n" <> ? AND "n" IS NOT MISSING)',
+        ),
+        (
+            select(items).where(~items.c.name.startswith("a")),
+            ALL + ' WHERE (NOT begins_with("name", ?) AND "name" IS NOT MISSING)',
+        ),
+        (
+            select(items).where(items.c.pk == "A").order_by(items.c.sk),
+            ALL + ' WHERE "pk" = ? ORDER BY "sk"',
+        ),
+        (
+            select(items).where(items.c.pk == "A").order_by(items.c.sk.desc()),
+            ALL + ' WHERE "pk" = ? ORDER BY "sk" DESC',
+        ),
+        (select(items).where(items.c.pk == "A").limit(10), ALL + ' WHERE "pk" = ?'),
+        (
+            select(items.c.pk.label("partition")).where(items.c.pk == "A"),
+            'SELECT "pk" FROM "items" WHERE "pk" = ?',
+        ),
+    ],
+)
+def test_select(statement, expected):
+    assert partiql(statement) == expected
+
+
+def test_parameters_follow_the_rendered_order():
+    statement = select(items).where(items.c.n == 5, items.c.sk > "1", items.c.pk == "A")
+    assert params(statement) == ["A", "1", 5]
+
+
+def test_quoting_of_names_that_need_it():
+    odd = Table(
+        'we"ird-table',
+        MetaData(),
+        Column("$type", String, primary_key=True),
+        Column('it\'s "x"', String),
+        Column("order", Integer),
+    )
+    statement = select(odd).where(odd.c["$type"] == "A", odd.c["order"] == 1)
+    assert partiql(statement) == (
+        'SELECT "$type", "it\'s ""x""", "order" FROM "we""ird-table" WHERE "$type" = ? AND ("order" = ?)'
+    )
+    insert = odd.insert().values({"$type": "A", 'it\'s "x"': "v", "order": 1})
+    assert (
+        partiql(insert) == "INSERT INTO \"we\"\"ird-table\" VALUE {'$type': ?, 'it''s \"x\"': ?, 'order': ?}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [
+        (
+            items.insert().values(pk="a", sk="b", n=1),
+            "INSERT INTO \"items\" VALUE {'pk': ?, 'sk': ?, 'n': ?}",
+        ),
+        (
+            items.update().where(items.c.pk == "a", items.c.sk == "b").values(n=3, name="x"),
+            'UPDATE "items" SET "n" = ?, "name" = ? WHERE "pk" = ? AND "sk" = ?',
+        ),
+        (
+            items.update().where(items.c.n == 2, items.c.sk == "b", items.c.pk == "a").values(n=3),
+            'UPDATE "items" SET "n" = ? WHERE "pk" = ? AND "sk" = ? AND ("n" = ?)',
+        ),
+        (
+            items.delete().where(items.c.pk == "a", items.c.sk == "b"),
+            'DELETE FROM "items" WHERE "pk" = ? AND "sk" = ? RETURNING ALL OLD *',
+        ),
+        (
+            hash_only.delete().where(hash_only.c.id == "a"),
+            'DELETE FROM "hash_only" WHERE "id" = ? RETURNING ALL OLD *',
+        ),
+    ],
+)
+def test_writes(statement, expected):
+    assert partiql(statement) == expected
+
+
+def test_none_values_become_absent_attributes():
+    """INSERT omits a None value; UPDATE REMOVEs it (the template renders both per execution)."""
+    insert = items.insert().values(pk="a", sk="b", n=1, name=None).compile(dialect=dialect)
+    assert (
+        insert.dynamodb_template.render(frozenset({3}))
+        == "INSERT INTO \"items\" VALUE {'pk': ?, 'sk': ?, 'n': ?}"
+    )
+    update = items.update().where(items.c.pk == "a", items.c.sk == "b").values(n=None, name=None)
+    template = update.compile(dialect=dialect).dynamodb_template
+    assert (
+        template.render(frozenset({0}))
+        == 'UPDATE "items" SET "name" = ? REMOVE "n" WHERE "pk" = ? AND "sk" = ?'
+    )
+    assert (
+        template.render(frozenset({0, 1}))
+        == 'UPDATE "items" REMOVE "n" REMOVE "name" WHERE "pk" = ? AND "sk" = ?'
+    )
+
+
+@pytest.mark.parametrize(
+    ("statement", "message"),
+    [
+        (select(items).where(items.c.n + 1 == 2), "the operator add"),
+        (select(items).where(items.c.name.like("a%")), "the operator like_op"),
+        (select(items).where(items.c.name.endswith("x")), "the operator endswith_op"),
+        (select(items).where(items.c.name.contains("x")), "the operator contains_op"),
+        (select(items).where(items.c.n == items.c.pk), "a comparison of two attributes (n and pk)"),
+        (select(items).distinct(), "DISTINCT"),
+        (select(items.c.n).group_by(items.c.n), "GROUP BY"),
+        (select(items).offset(5), "OFFSET"),
+        (select(items).with_for_update(), "SELECT ... FOR UPDATE"),
+        (select(func.count()).select_from(items), "the SQL function count()"),
+        (select(items).where(func.lower(items.c.name) == "x"), "the SQL function lower()"),
+        (select(items).where(cast(items.c.n, String) == "1"), "CAST"),
+        (select(case((items.c.n > 1, "big"), else_="small")), "CASE"),
+        (select(items).join(other, other.c.items_pk == items.c.pk), "JOIN"),
+        (select(items, other), "a SELECT over several tables"),
+        (select(items).where(items.c.pk.in_(select(other.c.items_pk))), "a subquery"),
+        (union(select(items.c.pk), select(other.c.id)), "UNION"),
+        (select(items).where(not_(or_(items.c.n == 1, items.c.n == 2))), "NOT"),
+        (select(items).where(items.c.sk.startswith("a", autoescape=True)), "escape/autoescape"),
+        (select(items).order_by(items.c.sk), "ORDER BY without partition-key equality"),
+        (select(items).where(items.c.pk == "A").order_by(items.c.n), "ORDER BY n"),
+        (select(literal_column("1")), "a SELECT without a table"),
+        (
+            items.update().where(items.c.pk == "a").values(n=1),
+            "UPDATE without equality on the whole primary key",
+        ),
+        (items.update().where(items.c.pk == "a", items.c.sk > "b").values(n=1), "whole primary key"),
+        (items.delete().where(items.c.n == 1), "DELETE without equality on the whole primary key (pk, sk)"),
+        (items.update().where(items.c.pk == "a", items.c.sk == "b").values(sk="c"), 'key attribute "sk"'),
+        (
+            items.update().where(items.c.pk == "a", items.c.sk == "b").values(n=items.c.n + 1),
+            "the operator add",
+        ),
+        (
+            items.insert().values([{"pk": "a", "sk": "b"}, {"pk": "c", "sk": "d"}]),
+            "a multi-row VALUES clause",
+        ),
+        (items.insert().from_select(["pk", "sk"], select(other.c.id, other.c.id)), "INSERT ... SELECT"),
+        (items.delete().where(items.c.pk == "a", items.c.sk == "b").returning(items.c.n), "RETURNING"),
+    ],
+)
+def test_refusals_name_the_construct(statement, message):
+    with pytest.raises(CompileError, match="DynamoDB PartiQL cannot express") as raised:
+        partiql(statement)
+    assert message in str(raised.value)
+
+
+def test_empty_in_list_is_refused_at_execution_time_expansion():
+    compiled = select(items).where(items.c.pk.in_([])).compile(dialect=dialect)
+    with pytest.raises(CompileError, match="IN with an empty list"):
+        compiled.construct_expanded_state({"pk_1": []})
+
+
+def test_in_list_expands_to_a_partiql_list():
+    compiled = select(items).where(items.c.pk.in_(["A", "B", "C"])).compile(dialect=dialect)
+    state = compiled.construct_expanded_state({"pk_1": ["A", "B", "C"]})
+    assert state.statement == ALL + ' WHERE "pk" IN [?, ?, ?]'
+    assert [state.parameters[name] for name in state.positiontup] == ["A", "B", "C"]
+
+
+@pytest.mark.parametrize(
+    ("columns", "message"),
+    [
+        ([], "has no primary key"),
+        (["a", "b", "c"], "has 3 primary-key columns (a, b, c)"),
+    ],
+)
+def test_bad_key_schemas(columns, message):
+    table = Table(
+        "bad",
+        MetaData(),
+        *[Column(name, String, primary_key=True) for name in columns],
+        Column("v", String),
+    )
+    with pytest.raises(ArgumentError) as raised:
+        partiql(select(table).where(table.c.v == "x"))
+    assert message in str(raised.value)
+
+
+def test_dynamodb_key_overrides_declaration_order():
+    table = Table(
+        "swapped",
+        MetaData(),
+        Column("sk", String, primary_key=True, dynamodb_key="range"),
+        Column("pk", String, primary_key=True, dynamodb_key="hash"),
+    )
+    statement = select(table).where(table.c.sk == "1", table.c.pk == "A")
+    assert partiql(statement) == 'SELECT "sk", "pk" FROM "swapped" WHERE "pk" = ? AND "sk" = ?'

@@ -1,0 +1,149 @@
+"""Core CRUD against DynamoDB Local: what comes back, what is written, and what echo shows."""
+
+from __future__ import annotations
+
+import logging
+
+import boto3
+import pytest
+from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine, event, select
+from sqlalchemy.exc import IntegrityError
+
+from sa_dynamo.dbapi import LOCAL_CREDENTIALS
+
+
+@pytest.fixture
+def engine(endpoint_url):
+    engine = create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}")
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def items(engine, table_name):
+    metadata = MetaData()
+    table = Table(
+        table_name,
+        metadata,
+        Column("pk", String, primary_key=True),
+        Column("sk", String, primary_key=True),
+        Column("n", Integer),
+        Column("name", String),
+    )
+    metadata.create_all(engine)
+    yield table
+    metadata.drop_all(engine)
+
+
+@pytest.fixture
+def raw(endpoint_url):
+    """A plain boto3 client, to see what is really stored."""
+    return boto3.client("dynamodb", endpoint_url=endpoint_url, region_name="us-east-1", **LOCAL_CREDENTIALS)
+
+
+@pytest.fixture
+def sent(engine):
+    """The (statement, parameters) pairs the engine hands to the driver, in order."""
+    statements: list[tuple[str, object]] = []
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def record(conn, cursor, statement, parameters, context, executemany):
+        statements.append((statement, parameters))
+
+    return statements
+
+
+def rows(n: int, partition: str = "A") -> list[dict]:
+    return [{"pk": partition, "sk": f"{i:03}", "n": i, "name": f"name{i}"} for i in range(n)]
+
+
+def test_insert_then_select_by_partition(engine, items):
+    with engine.begin() as conn:
+        conn.execute(items.insert(), rows(3) + rows(2, partition="B"))
+    with engine.connect() as conn:
+        result = conn.execute(select(items.c.sk, items.c.n).where(items.c.pk == "A")).all()
+    assert result == [("000", 0), ("001", 1), ("002", 2)]
+    assert all(type(n) is int for _, n in result)
+
+
+def test_filters_and_sort_key_conditions(engine, items):
+    with engine.begin() as conn:
+        conn.execute(items.insert(), rows(10))
+    query = select(items.c.sk).where(items.c.pk == "A", items.c.sk >= "003", items.c.n != 5, items.c.n < 8)
+    with engine.connect() as conn:
+        assert conn.scalars(query).all() == ["003", "004", "006", "007"]
+        descending = select(items.c.pk, items.c.sk).where(items.c.pk == "A").order_by(items.c.sk.desc())
+        assert [sk for _, sk in conn.execute(descending)][:3] == ["009", "008", "007"]
+
+
+def test_limit_counts_rows_across_pages(engine, items, sent):
+    """DynamoDB's Limit counts items read; .limit(n) must still give n matching rows."""
+    with engine.begin() as conn:
+        conn.execute(items.insert(), rows(40))
+    query = select(items.c.sk).where(items.c.pk == "A", items.c.n >= 30).limit(4)
+    with engine.connect().execution_options(dynamodb_page_size=5) as conn:
+        result = conn.execute(query)
+        assert result.scalars().all() == ["030", "031", "032", "033"]
+    assert "LIMIT" not in sent[-1][0]
+
+
+def test_update_and_delete_rowcounts_in_autocommit(engine, items):
+    with engine.begin() as conn:
+        conn.execute(items.insert(), rows(2))
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        key = (items.c.pk == "A", items.c.sk == "001")
+        missing = (items.c.pk == "A", items.c.sk == "999")
+        assert conn.execute(items.update().where(*key).values(n=10)).rowcount == 1
+        assert conn.execute(items.update().where(*missing).values(n=10)).rowcount == 0
+        assert conn.execute(items.update().where(*key, items.c.n == 3).values(n=11)).rowcount == 0
+        assert conn.execute(items.delete().where(*key)).rowcount == 1
+        assert conn.execute(items.delete().where(*key)).rowcount == 0
+        assert conn.scalars(select(items.c.sk).where(items.c.pk == "A")).all() == ["000"]
+
+
+def test_none_leaves_attributes_absent_and_echo_shows_the_statement_sent(engine, items, raw, sent, caplog):
+    engine.echo = True
+    with caplog.at_level(logging.INFO, logger="sqlalchemy.engine"):
+        with engine.begin() as conn:
+            conn.execute(items.insert().values(pk="A", sk="1", n=None, name="x"))
+        with engine.begin() as conn:
+            conn.execute(items.update().where(items.c.pk == "A", items.c.sk == "1").values(name=None, n=2))
+    expected_insert = f"INSERT INTO \"{items.name}\" VALUE {{'pk': ?, 'sk': ?, 'name': ?}}"
+    expected_update = f'UPDATE "{items.name}" SET "n" = ? REMOVE "name" WHERE "pk" = ? AND "sk" = ?'
+    assert [statement for statement, _ in sent] == [expected_insert, expected_update]
+    logged = [record.getMessage() for record in caplog.records]
+    assert expected_insert in logged
+    assert expected_update in logged
+    item = raw.get_item(TableName=items.name, Key={"pk": {"S": "A"}, "sk": {"S": "1"}})["Item"]
+    assert item == {"pk": {"S": "A"}, "sk": {"S": "1"}, "n": {"N": "2"}}
+
+
+def test_executemany_with_different_absent_attributes(engine, items, raw):
+    with engine.begin() as conn:
+        conn.execute(items.insert(), [{"pk": "A", "sk": "1", "n": 1}, {"pk": "A", "sk": "2", "n": None}])
+    stored = raw.execute_statement(
+        Statement=f'SELECT * FROM "{items.name}" WHERE "pk" = ?', Parameters=[{"S": "A"}]
+    )
+    assert sorted(stored["Items"], key=lambda i: i["sk"]["S"]) == [
+        {"pk": {"S": "A"}, "sk": {"S": "1"}, "n": {"N": "1"}},
+        {"pk": {"S": "A"}, "sk": {"S": "2"}},
+    ]
+
+
+def test_rollback_discards_buffered_writes(engine, items):
+    with engine.connect() as conn:
+        conn.execute(items.insert(), rows(2))
+        conn.rollback()
+        conn.execute(items.insert(), rows(1, partition="B"))
+        conn.commit()
+        assert conn.scalars(select(items.c.pk).where(items.c.pk.in_(["A", "B"]))).all() == ["B"]
+
+
+def test_duplicate_key_fails_the_whole_commit(engine, items):
+    with engine.begin() as conn:
+        conn.execute(items.insert(), rows(1))
+    with pytest.raises(IntegrityError), engine.begin() as conn:
+        conn.execute(items.insert(), rows(1, partition="B"))
+        conn.execute(items.insert(), rows(1))
+    with engine.connect() as conn:
+        assert conn.scalars(select(items.c.pk).where(items.c.pk.in_(["A", "B"]))).all() == ["A"]
