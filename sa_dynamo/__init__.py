@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from . import exc
 from .dialect.types import BinarySet, NumberSet, StringSet
+from .orm import SingleTable, item_collection, key_of
 
 __version__ = "0.1.0"
 
-__all__ = ["BinarySet", "NumberSet", "StringSet", "__version__", "exc"]
+__all__ = [
+    "BinarySet",
+    "NumberSet",
+    "SingleTable",
+    "StringSet",
+    "__version__",
+    "exc",
+    "item_collection",
+    "key_of",
+]

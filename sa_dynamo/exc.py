@@ -7,3 +7,7 @@ from sqlalchemy import exc as sa_exc
 
 class KeySchemaMismatchError(sa_exc.ArgumentError):
     """Two classes mapped to one DynamoDB table disagree on its key schema or discriminator."""
+
+
+class KeyTemplateError(sa_exc.ArgumentError):
+    """A key template names an attribute its class does not map, or conflicts with another."""

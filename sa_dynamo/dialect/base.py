@@ -42,6 +42,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
     the row limit, page size and consistent reads."""
 
     dynamodb_request: tuple[str, dict[str, Any]] | None = None
+    dynamodb_groups: list[tuple[str, list]] | None = None
 
     def pre_exec(self) -> None:
         compiled = self.compiled
@@ -52,8 +53,14 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             return
         template = getattr(compiled, "dynamodb_template", None)
         if template is not None:
-            patterns = {_absent(template, params) for params in self.parameters}
-            if len(patterns) == 1 and (absent := patterns.pop()):
+            groups: dict[frozenset[int], list] = defaultdict(list)
+            for params in self.parameters:
+                groups[_absent(template, params)].append(params)
+            if len(groups) > 1:
+                self.dynamodb_groups = [
+                    (template.render(a), [_without(p, a) for p in rows]) for a, rows in groups.items()
+                ]
+            elif absent := next(iter(groups)):
                 # Rewritten here, before the statement is logged, so echo shows what is sent.
                 self.statement = template.render(absent)
                 self.parameters = [_without(params, absent) for params in self.parameters]
@@ -154,28 +161,21 @@ class DynamoDBDialect(default.DefaultDialect):
         cursor.execute(statement, parameters)
 
     def do_executemany(self, cursor: Any, statement: str, parameters: Any, context: Any = None) -> None:
-        template = getattr(context.compiled, "dynamodb_template", None) if context is not None else None
-        if template is None:
-            cursor.executemany(statement, parameters)
-            return
-        groups: dict[frozenset[int], list] = defaultdict(list)
-        for params in parameters:
-            groups[_absent(template, params)].append(params)
-        if len(groups) == 1:
+        groups = getattr(context, "dynamodb_groups", None)
+        if groups is None:
             cursor.executemany(statement, parameters)
             return
         # Rows leave different attributes absent, so they need different statements; the engine
         # log shows the full template, this logger each statement actually sent.
         total = 0
-        for absent, rows in groups.items():
-            sent = template.render(absent)
+        for sent, rows in groups:
             log.info(
-                "%s -- for %d of %d rows (the others leave different attributes absent)",
+                "%s -- for %d of %d rows (the others leave other attributes absent)",
                 sent,
                 len(rows),
                 len(parameters),
             )
-            cursor.executemany(sent, [_without(p, absent) for p in rows])
+            cursor.executemany(sent, rows)
             total += max(cursor.rowcount, 0)
         cursor.rowcount = total
 

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import exc
 from sqlalchemy.sql import compiler, crud, elements, operators
 from sqlalchemy.sql.schema import Table
-from sqlalchemy.sql.selectable import Join
+from sqlalchemy.sql.selectable import Alias, Join, Subquery
 
 from .keys import key_schema
 
@@ -46,6 +46,28 @@ _SUPPORTED_BINARY = {
     operators.startswith_op,
     operators.not_startswith_op,
 }
+
+
+def _table_of(from_: Any) -> Any:
+    """The Table behind an alias of it: with one FROM and no aliases in PartiQL, they are the same.
+    (The ORM aliases a table to load a relationship to another class of the same table.)"""
+    while isinstance(from_, Alias) and not isinstance(from_, Subquery):
+        from_ = from_.element
+    return from_
+
+
+def _attribute_first(term: Any) -> Any:
+    """``? = "pk"`` (as relationship loaders write it) as ``"pk" = ?``, so it can be a key condition."""
+    if (
+        isinstance(term, elements.BinaryExpression)
+        and term.operator in _COMPARISON
+        and isinstance(term.left, elements.BindParameter)
+        and isinstance(term.right, elements.ColumnClause)
+    ):
+        return elements.BinaryExpression(
+            term.right, term.left, operators.mirror(term.operator), type_=term.type
+        )
+    return term
 
 
 def _operator_name(op: Any) -> str:
@@ -106,6 +128,7 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         raise exc.CompileError(f"DynamoDB PartiQL cannot express {what}: {instead}")
 
     def _single_table(self, from_: Any, statement: str) -> Table:
+        from_ = _table_of(from_)
         if isinstance(from_, Table):
             if from_.schema is not None:
                 self._refuse(
@@ -117,7 +140,8 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         self._refuse(
             what,
             "query one table; joins and subqueries are not available (load related items with a "
-            "second query on their partition key)",
+            "second query on their partition key; for an item collection use its default lazy "
+            "loading, or one base-class query over the partition instead of selectinload/joinedload)",
         )
         raise AssertionError("unreachable")
 
@@ -130,7 +154,7 @@ class DynamoDBCompiler(compiler.SQLCompiler):
             elif isinstance(criterion, elements.Grouping):
                 terms.extend(DynamoDBCompiler._terms([criterion.element]))
             else:
-                terms.append(criterion)
+                terms.append(_attribute_first(criterion))
         return terms
 
     @staticmethod
@@ -141,7 +165,7 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         return (
             isinstance(left, elements.ColumnClause)
             and getattr(left, "table", None) is not None
-            and left.table.name == column.table.name
+            and _table_of(left.table) is column.table
             and left.name == column.name
             and (ops is None or term.operator in ops)
         )
@@ -200,7 +224,7 @@ class DynamoDBCompiler(compiler.SQLCompiler):
     def visit_column(self, column, include_table=True, **kw):
         # PartiQL reads "t"."a" as a path into attribute t; attributes are always bare names.
         table = column.table
-        if not column.is_literal and table is not None and not isinstance(table, Table):
+        if not column.is_literal and table is not None and not isinstance(_table_of(table), Table):
             self._refuse(
                 f"a column of {type(table).__name__.lower()} {getattr(table, 'name', '')}",
                 "select columns of the table itself",
@@ -289,6 +313,8 @@ class DynamoDBCompiler(compiler.SQLCompiler):
     # -- WHERE expressions ----------------------------------------------------------------
 
     def visit_binary(self, binary, override_operator=None, **kw):
+        if override_operator is None and (oriented := _attribute_first(binary)) is not binary:
+            return self.process(oriented, **kw)
         op = override_operator or binary.operator
         if op not in _SUPPORTED_BINARY:
             self._refuse(

@@ -1,0 +1,70 @@
+"""Discriminators: the ``SingleTable`` mixin's defaults and the filters injected into queries.
+
+Items of several kinds share a DynamoDB table, and other writers may add kinds the models do
+not know. A query for a base class therefore gets ``"$type" IN [...]`` listing exactly the
+identities that class can load, so foreign items are never returned (SQLAlchemy itself filters
+only subclass queries of single-table inheritance).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from sqlalchemy import String, event
+from sqlalchemy.orm import Mapper, ORMExecuteState, Session, mapped_column, with_loader_criteria
+
+from .schema import discriminator_column
+
+FILTER_OPTION = "dynamodb_discriminator_filter"
+
+
+class SingleTable:
+    """Declarative mixin with EF Core-style single-table defaults.
+
+    The root class gets a discriminator attribute ``type_`` stored as DynamoDB attribute
+    ``$type`` (``__discriminator__`` renames it) and loads subclass attributes with the base
+    (``with_polymorphic="*"``); every class's identity is its class name
+    (``__mapper_args__ = {"polymorphic_identity": ...}`` overrides it).
+    """
+
+    __discriminator__: ClassVar[str] = "$type"
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        if not cls.__dict__.get("__abstract__", False):
+            args = dict(cls.__dict__.get("__mapper_args__", {}))
+            args.setdefault("polymorphic_identity", cls.__name__)
+            if not any(base.__dict__.get("__mapper__") is not None for base in cls.__mro__[1:]):
+                if "type_" not in cls.__dict__ and "polymorphic_on" not in args:
+                    cls.type_ = mapped_column(cls.__discriminator__, String, nullable=False)
+                args.setdefault("polymorphic_on", "type_")
+                # A base-class query over a partition loads every kind's attributes in one request.
+                args.setdefault("with_polymorphic", "*")
+            cls.__mapper_args__ = args
+        super().__init_subclass__(**kw)
+
+
+def identities(mapper: Mapper) -> list[Any]:
+    """Every discriminator value the class of ``mapper`` can load (itself and its subclasses)."""
+    return [m.polymorphic_identity for m in mapper.self_and_descendants if m.polymorphic_identity is not None]
+
+
+def _on_dynamodb(state: ORMExecuteState, mapper: Mapper) -> bool:
+    try:
+        bind = state.session.get_bind(mapper=mapper)
+    except Exception:
+        return False
+    return bind.dialect.name == "dynamodb"
+
+
+@event.listens_for(Session, "do_orm_execute")
+def _inject_discriminator_filter(state: ORMExecuteState) -> None:
+    if not state.is_select or state.execution_options.get(FILTER_OPTION, True) is False:
+        return
+    for mapper in state.all_mappers:
+        column = discriminator_column(mapper)
+        if column is None or mapper.inherits is not None or not _on_dynamodb(state, mapper):
+            continue
+        criteria = column.in_(identities(mapper))
+        state.statement = state.statement.options(
+            with_loader_criteria(mapper, criteria, include_aliases=True)
+        )

@@ -1,0 +1,119 @@
+"""Shared-table groups: every class mapped onto one physical DynamoDB table must agree on it.
+
+DynamoDB has one key schema per table, so classes sharing a table (one hierarchy, unrelated
+roots, several MetaData objects) must agree on the partition and sort key names and their
+S/N/B types, on the discriminator attribute, and must not reuse a discriminator value.
+Checked when mappers configure, so a mistake surfaces at start-up, not on the first query.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, NamedTuple
+
+from sqlalchemy import Table, event
+from sqlalchemy.orm import Mapper
+
+from ..dialect.keys import key_schema
+from ..dialect.types import attribute_type
+from ..exc import KeySchemaMismatchError
+
+_mappers: weakref.WeakSet[Mapper] = weakref.WeakSet()
+_pending: weakref.WeakSet[Mapper] = weakref.WeakSet()
+
+
+class Shape(NamedTuple):
+    """What one class says about its physical table."""
+
+    hash_key: tuple[str, str | None]
+    range_key: tuple[str, str | None] | None
+    discriminator: str | None
+
+
+def physical_table(mapper: Mapper) -> Table | None:
+    table = mapper.local_table
+    return table if isinstance(table, Table) and table.schema is None else None
+
+
+def discriminator_column(mapper: Mapper) -> Any:
+    """The discriminator column of the mapper's hierarchy, or None."""
+    return mapper.base_mapper.polymorphic_on
+
+
+def shape(mapper: Mapper) -> Shape:
+    table = physical_table(mapper)
+    keys = key_schema(table)
+    hash_key = (keys.hash_key.name, attribute_type(keys.hash_key.type))
+    range_key = None if keys.range_key is None else (keys.range_key.name, attribute_type(keys.range_key.type))
+    column = discriminator_column(mapper)
+    return Shape(hash_key, range_key, None if column is None else column.name)
+
+
+def _describe(part: str, value: Any) -> str:
+    if value is None:
+        return f"no {part}"
+    if isinstance(value, tuple):
+        return f"{part} {value[0]!r} ({value[1] or 'untyped'})"
+    return f"{part} attribute {value!r}"
+
+
+def validate(mappers: list[Mapper], only: set[str] | None = None) -> None:
+    """Raise KeySchemaMismatchError for the first disagreement inside any shared-table group
+    (or only inside the groups of the tables named in ``only``)."""
+    groups: dict[str, list[Mapper]] = {}
+    for mapper in mappers:
+        table = physical_table(mapper)
+        if table is not None and table.primary_key.columns and (only is None or table.name in only):
+            groups.setdefault(table.name, []).append(mapper)
+    for name, members in groups.items():
+        members.sort(key=lambda m: m.class_.__qualname__)
+        reference = members[0]
+        expected = shape(reference)
+        owners: dict[Any, Mapper] = {}
+        for mapper in members:
+            actual = shape(mapper)
+            for part, field in (
+                ("partition key", "hash_key"),
+                ("sort key", "range_key"),
+                ("discriminator", "discriminator"),
+            ):
+                if getattr(actual, field) != getattr(expected, field):
+                    raise KeySchemaMismatchError(
+                        f"{reference.class_.__name__} and {mapper.class_.__name__} are both mapped to DynamoDB "
+                        f"table {name!r} but disagree: {_describe(part, getattr(expected, field))} versus "
+                        f"{_describe(part, getattr(actual, field))}. Classes sharing a table must use the same "
+                        "key attributes, key types and discriminator attribute"
+                    )
+            if (
+                len(members) > 1
+                and mapper.base_mapper is not reference.base_mapper
+                and expected.discriminator is None
+            ):
+                raise KeySchemaMismatchError(
+                    f"{reference.class_.__name__} and {mapper.class_.__name__} share DynamoDB table {name!r} "
+                    "without a discriminator: give their hierarchies polymorphic_on a common attribute "
+                    "(or use sa_dynamo.SingleTable)"
+                )
+            identity = mapper.polymorphic_identity
+            if identity is None:
+                continue
+            other = owners.setdefault(identity, mapper)
+            if other is not mapper and other.class_ is not mapper.class_:
+                raise KeySchemaMismatchError(
+                    f"{other.class_.__name__} and {mapper.class_.__name__} both use discriminator value "
+                    f"{identity!r} in DynamoDB table {name!r}: each class sharing a table needs its own value"
+                )
+
+
+@event.listens_for(Mapper, "mapper_configured")
+def _collect(mapper: Mapper, class_: type) -> None:
+    _mappers.add(mapper)
+    _pending.add(mapper)
+
+
+@event.listens_for(Mapper, "after_configured")
+def _validate_configured() -> None:
+    """Check the groups that newly configured mappers joined."""
+    tables = {table.name for table in map(physical_table, list(_pending)) if table is not None}
+    _pending.clear()
+    validate(list(_mappers), only=tables)

@@ -1,0 +1,90 @@
+"""The canonical single-table store (customers, orders, order items in one partition; a GSI for
+orders by status) and an employee hierarchy, mapped once per test module on fresh tables."""
+
+from __future__ import annotations
+
+import uuid
+from types import SimpleNamespace
+
+import boto3
+import pytest
+from sqlalchemy import Index, create_engine, event
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+import sa_dynamo
+from sa_dynamo.dbapi import LOCAL_CREDENTIALS
+
+
+@pytest.fixture(scope="module")
+def engine(endpoint_url):
+    engine = create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}")
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def raw(endpoint_url):
+    """A plain boto3 client, to write foreign items and to see what is really stored."""
+    return boto3.client("dynamodb", endpoint_url=endpoint_url, region_name="us-east-1", **LOCAL_CREDENTIALS)
+
+
+@pytest.fixture
+def sent(engine):
+    """The statements the engine sends from now on, in order."""
+    statements: list[str] = []
+
+    def record(conn, cursor, statement, parameters, context, executemany):
+        statements.append(statement)
+
+    event.listen(engine, "before_cursor_execute", record)
+    yield statements
+    event.remove(engine, "before_cursor_execute", record)
+
+
+def make_store(table: str):
+    """Customer / Order / OrderItem in one table, with key templates and a status GSI."""
+
+    class Base(DeclarativeBase):
+        pass
+
+    class Item(sa_dynamo.SingleTable, Base):
+        __tablename__ = table
+        __table_args__ = (Index("gsi1", "gsi1pk", "gsi1sk", dynamodb_projection="ALL"),)
+        pk: Mapped[str] = mapped_column(primary_key=True)
+        sk: Mapped[str] = mapped_column(primary_key=True)
+        gsi1pk: Mapped[str | None]
+        gsi1sk: Mapped[str | None]
+        customer_id: Mapped[str | None]
+
+    class Customer(Item):
+        __key_templates__ = {"pk": "CUSTOMER#{customer_id}", "sk": "METADATA"}
+        name: Mapped[str | None]
+        orders = sa_dynamo.item_collection("Order", sort_key_prefix="ORDER#", order_by="Order.sk")
+
+    class Order(Item):
+        __key_templates__ = {
+            "pk": "CUSTOMER#{customer_id}",
+            "sk": "ORDER#{order_id}",
+            "gsi1pk": "STATUS#{status}",
+            "gsi1sk": "ORDER#{order_id}",
+        }
+        order_id: Mapped[str | None]
+        status: Mapped[str | None]
+        total: Mapped[int | None]
+
+    class OrderItem(Item):
+        __key_templates__ = {"pk": "CUSTOMER#{customer_id}", "sk": "ORDER#{order_id}#ITEM#{line}"}
+        order_id: Mapped[str | None] = mapped_column(use_existing_column=True)
+        line: Mapped[int | None]
+        product: Mapped[str | None]
+
+    return SimpleNamespace(Base=Base, Item=Item, Customer=Customer, Order=Order, OrderItem=OrderItem)
+
+
+@pytest.fixture(scope="module")
+def store(engine):
+    models = make_store(f"store_{uuid.uuid4().hex[:8]}")
+    models.Base.metadata.create_all(engine)
+    yield models
+    models.Base.metadata.drop_all(engine)
+    models.Base.registry.dispose()

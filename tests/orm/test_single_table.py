@@ -1,0 +1,179 @@
+"""Single-table inheritance on DynamoDB: identities written, classes loaded, foreign kinds never
+returned, key templates computed and turned into key conditions, item collections loaded by Query."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.exc import InvalidRequestError
+from sqlalchemy.orm import Session
+
+import sa_dynamo
+
+
+@pytest.fixture(scope="module")
+def loaded(engine, raw, store):
+    """Customer 42 with two orders and three order lines, plus a foreign Invoice in its partition."""
+    Customer, Order, OrderItem = store.Customer, store.Order, store.OrderItem
+    with Session(engine) as session:
+        session.add_all(
+            [
+                Customer(customer_id="42", name="Ann"),
+                Order(customer_id="42", order_id="1", status="PAID", total=30),
+                Order(customer_id="42", order_id="2", status=None, total=5),
+                OrderItem(customer_id="42", order_id="1", line=1, product="pen"),
+                OrderItem(customer_id="42", order_id="1", line=2, product="ink"),
+                OrderItem(customer_id="42", order_id="2", line=1, product="pad"),
+                Customer(customer_id="7", name="Bob"),
+            ]
+        )
+        session.commit()
+    raw.put_item(
+        TableName=Customer.__table__.name,
+        Item={"pk": {"S": "CUSTOMER#42"}, "sk": {"S": "INVOICE#1"}, "$type": {"S": "Invoice"}},
+    )
+    return store
+
+
+def get_item(raw, table, pk: str, sk: str) -> dict:
+    return raw.get_item(TableName=table, Key={"pk": {"S": pk}, "sk": {"S": sk}}).get("Item", {})
+
+
+def test_flush_writes_identities_and_templated_keys(raw, loaded):
+    Item = loaded.Item
+    order = get_item(raw, Item.__table__.name, "CUSTOMER#42", "ORDER#1")
+    assert order["$type"] == {"S": "Order"}
+    assert order["gsi1pk"] == {"S": "STATUS#PAID"}
+    assert order["gsi1sk"] == {"S": "ORDER#1"}
+    line = get_item(raw, Item.__table__.name, "CUSTOMER#42", "ORDER#1#ITEM#2")
+    assert line["$type"] == {"S": "OrderItem"} and line["product"] == {"S": "ink"}
+
+
+def test_template_with_a_none_source_leaves_the_attribute_absent(raw, loaded):
+    Item = loaded.Item
+    order = get_item(raw, Item.__table__.name, "CUSTOMER#42", "ORDER#2")
+    assert "gsi1pk" not in order and "status" not in order
+    assert order["gsi1sk"] == {"S": "ORDER#2"}
+
+
+def test_base_class_query_over_a_partition_returns_every_kind_but_foreign_ones(engine, loaded, sent):
+    Item, OrderItem = loaded.Item, loaded.OrderItem
+    with Session(engine) as session:
+        items = session.scalars(select(Item).where(Item.pk == "CUSTOMER#42")).all()
+        kinds = [(type(i).__name__, i.sk) for i in items]
+        products = [i.product for i in items if isinstance(i, OrderItem)]
+    assert kinds == [
+        ("Customer", "METADATA"),
+        ("Order", "ORDER#1"),
+        ("OrderItem", "ORDER#1#ITEM#1"),
+        ("OrderItem", "ORDER#1#ITEM#2"),
+        ("Order", "ORDER#2"),
+        ("OrderItem", "ORDER#2#ITEM#1"),
+    ]
+    assert products == ["pen", "ink", "pad"]
+    table = Item.__table__.name
+    assert sent == [
+        f'SELECT "pk", "sk", "$type", "gsi1pk", "gsi1sk", "customer_id", "name", "order_id", "status", "total", '
+        f'"line", "product" FROM "{table}" WHERE "pk" = ? AND ("$type" IN [?, ?, ?, ?])'
+    ]
+
+
+def test_derived_class_query_gets_its_subtree_and_the_key_conditions(engine, loaded, sent):
+    Item, Order = loaded.Item, loaded.Order
+    with Session(engine) as session:
+        orders = session.scalars(select(Order).where(Order.customer_id == "42")).all()
+        assert [(o.order_id, o.status, o.total) for o in orders] == [("1", "PAID", 30), ("2", None, 5)]
+    table = Item.__table__.name
+    assert sent == [
+        f'SELECT "pk", "sk", "$type", "gsi1pk", "gsi1sk", "customer_id", "order_id", "status", "total" '
+        f'FROM "{table}" WHERE "pk" = ? AND begins_with("sk", ?) AND ("customer_id" = ? AND "$type" IN [?])'
+    ]
+
+
+def test_session_get_on_a_subclass_returns_none_for_another_class(engine, loaded):
+    Item, Customer, Order = loaded.Item, loaded.Customer, loaded.Order
+    with Session(engine) as session:
+        assert session.get(Order, ("CUSTOMER#42", "METADATA")) is None
+        assert session.get(Customer, sa_dynamo.key_of(Customer, customer_id="42")).name == "Ann"
+        assert session.get(Item, ("CUSTOMER#42", "INVOICE#1")) is None
+
+
+def test_item_collection_lazy_loads_with_one_query(engine, loaded, sent):
+    Item, Customer = loaded.Item, loaded.Customer
+    with Session(engine) as session:
+        customer = session.get(Customer, ("CUSTOMER#42", "METADATA"))
+        assert [o.order_id for o in customer.orders] == ["1", "2"]
+    table = Item.__table__.name
+    assert sent[-1] == (
+        f'SELECT "pk", "sk", "$type", "gsi1pk", "gsi1sk", "customer_id", "order_id", "status", "total" '
+        f'FROM "{table}" WHERE "pk" = ? AND begins_with("sk", ?) AND ("$type" IN [?]) ORDER BY "sk"'
+    )
+
+
+def test_changing_a_template_source_recomputes_the_index_key(engine, raw, loaded):
+    Item, Order = loaded.Item, loaded.Order
+    with Session(engine) as session:
+        order = session.get(Order, ("CUSTOMER#42", "ORDER#2"))
+        order.status = "SHIPPED"
+        session.commit()
+    assert get_item(raw, Item.__table__.name, "CUSTOMER#42", "ORDER#2")["gsi1pk"] == {"S": "STATUS#SHIPPED"}
+    with Session(engine) as session:
+        session.get(Order, ("CUSTOMER#42", "ORDER#2")).status = None
+        session.commit()
+    assert "gsi1pk" not in get_item(raw, Item.__table__.name, "CUSTOMER#42", "ORDER#2")
+
+
+def test_changing_a_key_source_is_refused_before_anything_is_sent(engine, raw, loaded):
+    Item, Order = loaded.Item, loaded.Order
+    with Session(engine) as session:
+        order = session.get(Order, ("CUSTOMER#42", "ORDER#1"))
+        order.order_id = "9"
+        with pytest.raises(InvalidRequestError, match="DynamoDB keys are immutable"):
+            session.flush()
+    assert get_item(raw, Item.__table__.name, "CUSTOMER#42", "ORDER#9") == {}
+
+
+def test_missing_key_source_is_an_error(engine, loaded):
+    Customer = loaded.Customer
+    with Session(engine) as session:
+        session.add(Customer(name="nobody"))
+        with pytest.raises(InvalidRequestError, match="customer_id is None"):
+            session.flush()
+
+
+def test_attributes_written_by_others_survive_an_orm_update(engine, raw, loaded):
+    Item, Customer = loaded.Item, loaded.Customer
+    table = Item.__table__.name
+    raw.update_item(
+        TableName=table,
+        Key={"pk": {"S": "CUSTOMER#7"}, "sk": {"S": "METADATA"}},
+        UpdateExpression="SET loyalty = :l",
+        ExpressionAttributeValues={":l": {"N": "3"}},
+    )
+    with Session(engine) as session:
+        session.get(Customer, ("CUSTOMER#7", "METADATA")).name = "Robert"
+        session.commit()
+    stored = get_item(raw, table, "CUSTOMER#7", "METADATA")
+    assert stored["name"] == {"S": "Robert"} and stored["loyalty"] == {"N": "3"}
+
+
+def test_setting_none_removes_the_attribute(engine, raw, loaded):
+    Item, Customer = loaded.Item, loaded.Customer
+    with Session(engine) as session:
+        session.get(Customer, ("CUSTOMER#7", "METADATA")).name = None
+        session.commit()
+    assert "name" not in get_item(raw, Item.__table__.name, "CUSTOMER#7", "METADATA")
+
+
+def test_selectinload_of_an_item_collection_is_refused_clearly(engine, loaded):
+    from sqlalchemy.exc import CompileError
+    from sqlalchemy.orm import selectinload
+
+    Customer = loaded.Customer
+    with (
+        Session(engine) as session,
+        pytest.raises(CompileError, match="item collection use its default lazy"),
+    ):
+        session.scalars(
+            select(Customer).where(Customer.customer_id == "42").options(selectinload(Customer.orders))
+        ).all()
