@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from sqlalchemy import exc
-from sqlalchemy.sql import compiler, crud, elements, operators
-from sqlalchemy.sql.schema import Table
+from sqlalchemy.sql import compiler, crud, elements, operators, visitors
+from sqlalchemy.sql.schema import Index, Table
 from sqlalchemy.sql.selectable import Alias, Join, Subquery
 
-from .keys import key_schema
+from .keys import KeySchema, index_key_schema, key_schema, projects
 
 _COMPARISON = {
     operators.eq: " = ",
@@ -54,6 +54,16 @@ def _table_of(from_: Any) -> Any:
     while isinstance(from_, Alias) and not isinstance(from_, Subquery):
         from_ = from_.element
     return from_
+
+
+def _attribute_names(clauses: list[Any]) -> set[str]:
+    """Names of the table attributes that the clauses read."""
+    return {
+        element.name
+        for clause in clauses
+        for element in visitors.iterate(clause)
+        if isinstance(element, elements.ColumnClause) and not element.is_literal
+    }
 
 
 def _attribute_first(term: Any) -> Any:
@@ -170,13 +180,12 @@ class DynamoDBCompiler(compiler.SQLCompiler):
             and (ops is None or term.operator in ops)
         )
 
-    def _where(self, table: Table, criteria: Any, full_key: str | None = None, **kw: Any) -> str:
+    def _where(self, keys: KeySchema, criteria: Any, full_key: str | None = None, **kw: Any) -> str:
         """WHERE text: the key conditions first, every other condition in one group.
 
         With ``full_key`` (UPDATE/DELETE), equality on every key attribute is required.
         """
         terms = self._terms(criteria)
-        keys = key_schema(table)
         hash_ops = {operators.eq} if full_key else {operators.eq, operators.in_op}
         range_ops = {operators.eq} if full_key else _RANGE_KEY_OPERATORS
         hash_term = next((t for t in terms if self._is_on(t, keys.hash_key, hash_ops)), None)
@@ -261,17 +270,52 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         table = self._single_table(froms[0], "SELECT")
         if not inner_columns:
             self._refuse("an empty select list", "select at least one column")
-        text += ", ".join(inner_columns) + " FROM " + self.preparer.format_table(table)
+        index, keys = self._access_path(table, select)
+        source = self.preparer.format_table(table)
+        if index is not None:
+            source += "." + self.preparer.quote_identifier(index.name)
+        text += ", ".join(inner_columns) + " FROM " + source
         if select._where_criteria:
-            text += " WHERE " + self._where(table, select._where_criteria, **kwargs)
+            text += " WHERE " + self._where(keys, select._where_criteria, **kwargs)
         if select._order_by_clauses:
-            text += self._order_by(table, select, **kwargs)
+            text += self._order_by(keys, select, **kwargs)
         if select._limit_clause is not None:
             self._row_limit(select)
         return text
 
-    def _order_by(self, table: Table, select: Any, **kw: Any) -> str:
+    def _access_path(self, table: Table, select: Any) -> tuple[Index | None, KeySchema]:
+        """The table, or the secondary index that can serve the query with a key condition.
+
+        An index is chosen when the WHERE pins its partition key (and, for a local index, has a
+        condition on its sort key that the table's sort key lacks) and it projects every
+        attribute the statement reads.
+        """
         keys = key_schema(table)
+        terms = self._terms(select._where_criteria)
+        hash_ops = {operators.eq, operators.in_op}
+
+        def pinned(column: Any, ops: set) -> bool:
+            return column is not None and any(self._is_on(t, column, ops) for t in terms)
+
+        table_hash = pinned(keys.hash_key, hash_ops)
+        if table_hash and (keys.range_key is None or pinned(keys.range_key, _RANGE_KEY_OPERATORS)):
+            return None, keys
+        needed = _attribute_names(
+            [*select.selected_columns, *select._where_criteria, *select._order_by_clauses]
+        )
+        for index in sorted(table.indexes, key=lambda i: i.name or ""):
+            index_keys = index_key_schema(index)
+            local = index.dialect_options["dynamodb"]["local"]
+            usable = (
+                table_hash and local and pinned(index_keys.range_key, _RANGE_KEY_OPERATORS)
+                if local
+                else not table_hash and pinned(index_keys.hash_key, hash_ops)
+            )
+            if usable and projects(index, needed):
+                return index, index_keys
+        return None, keys
+
+    def _order_by(self, keys: KeySchema, select: Any, **kw: Any) -> str:
         terms = self._terms(select._where_criteria)
         if not any(self._is_on(t, keys.hash_key, {operators.eq}) for t in terms):
             self._refuse(
@@ -462,13 +506,13 @@ class DynamoDBCompiler(compiler.SQLCompiler):
                     f"an UPDATE of the key attribute {entry.attribute}",
                     "DynamoDB keys are immutable; delete the item and insert it under the new key",
                 )
-        where = self._where(table, stmt._where_criteria, full_key="UPDATE", **kw)
+        where = self._where(key_schema(table), stmt._where_criteria, full_key="UPDATE", **kw)
         head = "UPDATE " + self.preparer.format_table(table)
         return self._render_with_binds(DMLTemplate("UPDATE", head, entries, " WHERE " + where))
 
     def visit_delete(self, delete_stmt, visiting_cte=None, **kw):
         stmt, _compile_state, table = self._dml_setup(delete_stmt, "isdelete", **kw)
-        where = self._where(table, stmt._where_criteria, full_key="DELETE", **kw)
+        where = self._where(key_schema(table), stmt._where_criteria, full_key="DELETE", **kw)
         self.stack.pop(-1)
         # A DELETE of a missing item succeeds silently; the old item tells whether one was deleted.
         self.dynamodb_count_only = True

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from sqlalchemy import Column, Table
+from sqlalchemy import Column, Index, Table
 from sqlalchemy.exc import ArgumentError
 
 
@@ -50,3 +50,19 @@ def key_schema(table: Table) -> KeySchema:
             f"table {table.name!r}: the only key column cannot be the sort key (dynamodb_key='range')"
         )
     return KeySchema(columns[0], columns[1] if len(columns) == 2 else None)
+
+
+def index_key_schema(index: Index) -> KeySchema:
+    """A secondary index's partition and sort key columns, in declaration order."""
+    columns = list(index.columns)
+    return KeySchema(columns[0], columns[1] if len(columns) > 1 else None)
+
+
+def projects(index: Index, names: set[str]) -> bool:
+    """Whether a query on the index can read every attribute in ``names``."""
+    options = index.dialect_options["dynamodb"]
+    if (options["projection"] or "ALL").upper() == "ALL":
+        return True
+    projected = {c.name for c in key_schema(index.table).columns} | {c.name for c in index.columns}
+    projected |= {getattr(c, "name", c) for c in options["include"] or ()}
+    return names <= projected

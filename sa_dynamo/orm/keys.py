@@ -17,7 +17,7 @@ from sqlalchemy.exc import InvalidRequestError
 from sqlalchemy.orm import Mapper, ORMExecuteState, Session
 from sqlalchemy.sql import elements, operators
 
-from ..dialect.keys import key_schema
+from ..dialect.keys import KeySchema, index_key_schema, key_schema
 from ..exc import KeyTemplateError
 
 ATTRIBUTE = "__key_templates__"
@@ -151,39 +151,46 @@ def _flatten(clause: Any) -> list[Any]:
     return [clause]
 
 
-def key_conditions(mapper: Mapper, whereclause: Any) -> list[Any]:
-    """Key conditions implied by a query's WHERE through the class's templates."""
-    found = templates(mapper.class_)
-    if not found:
-        return []
-    pinned = _pinned(_flatten(whereclause), mapper)
-    keys = key_schema(mapper.local_table)
-    by_column = {column.name: mapper.get_property_by_column(column).key for column in keys.columns}
-    hash_attribute = by_column[keys.hash_key.name]
+def _conditions_for(mapper: Mapper, keys: KeySchema, found: dict, pinned: dict) -> list[Any] | None:
+    """Conditions on one key schema (table or index), or None when its partition key stays unknown."""
+    pinned = dict(pinned)
+    by_column = {column.name: prop.key for prop in mapper.column_attrs for column in prop.columns}
+    hash_attribute = by_column.get(keys.hash_key.name)
     range_attribute = by_column.get(keys.range_key.name) if keys.range_key is not None else None
     conditions = []
     for attribute in (hash_attribute, range_attribute):
         template = found.get(attribute)
-        if (
-            template is None
-            or attribute in pinned
-            or (hash_attribute not in pinned and attribute != hash_attribute)
-        ):
+        if template is None or attribute in pinned:
             continue
         value = template.render(pinned)
         if value is not None:
             pinned[attribute] = value
             conditions.append(mapper.columns[attribute] == value)
+    if hash_attribute not in pinned:
+        return None
     template = found.get(range_attribute)
-    if (
-        template is not None
-        and range_attribute not in pinned
-        and hash_attribute in pinned
-        and template.prefix
-    ):
+    if template is not None and range_attribute not in pinned and template.prefix:
         # Every item of this class has a sort key starting with the template's literal prefix.
         conditions.append(mapper.columns[range_attribute].startswith(template.prefix))
     return conditions
+
+
+def key_conditions(mapper: Mapper, whereclause: Any) -> list[Any]:
+    """Key conditions implied by a query's WHERE through the class's templates: on the table's
+    key when the templates pin its partition key, else on the first index whose key they pin."""
+    found = templates(mapper.class_)
+    if not found:
+        return []
+    pinned = _pinned(_flatten(whereclause), mapper)
+    table = mapper.local_table
+    schemas = [key_schema(table)] + [
+        index_key_schema(i) for i in sorted(table.indexes, key=lambda i: i.name or "")
+    ]
+    for keys in schemas:
+        conditions = _conditions_for(mapper, keys, found, pinned)
+        if conditions is not None:
+            return conditions
+    return []
 
 
 @event.listens_for(Mapper, "mapper_configured")

@@ -6,6 +6,7 @@ import pytest
 from sqlalchemy import (
     JSON,
     Column,
+    Index,
     Integer,
     MetaData,
     String,
@@ -303,3 +304,62 @@ def test_dynamodb_key_overrides_declaration_order():
     )
     statement = select(table).where(table.c.sk == "1", table.c.pk == "A")
     assert partiql(statement) == 'SELECT "sk", "pk" FROM "swapped" WHERE "pk" = ? AND "sk" = ?'
+
+
+indexed = Table(
+    "indexed",
+    MetaData(),
+    Column("pk", String, primary_key=True),
+    Column("sk", String, primary_key=True),
+    Column("gsi1pk", String),
+    Column("gsi1sk", String),
+    Column("gsi2pk", String),
+    Column("created", String),
+    Column("n", Integer),
+    Index("gsi1", "gsi1pk", "gsi1sk", dynamodb_projection="ALL"),
+    Index("gsi2", "gsi2pk", dynamodb_projection="KEYS_ONLY"),
+    Index(
+        "lsi1", "pk", "created", dynamodb_local=True, dynamodb_projection="INCLUDE", dynamodb_include=["n"]
+    ),
+)
+INDEXED = 'SELECT "pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "created", "n" FROM "indexed'
+
+
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [
+        (
+            select(indexed).where(
+                indexed.c.gsi1pk == "STATUS#PAID", indexed.c.gsi1sk > "2024", indexed.c.n == 1
+            ),
+            INDEXED + '"."gsi1" WHERE "gsi1pk" = ? AND "gsi1sk" > ? AND ("n" = ?)',
+        ),
+        (
+            select(indexed).where(indexed.c.gsi1pk == "S").order_by(indexed.c.gsi1sk),
+            INDEXED + '"."gsi1" WHERE "gsi1pk" = ? ORDER BY "gsi1sk"',
+        ),
+        # KEYS_ONLY projects the keys only: selecting every column cannot use it
+        (select(indexed).where(indexed.c.gsi2pk == "X"), INDEXED + '" WHERE "gsi2pk" = ?'),
+        (
+            select(indexed.c.pk, indexed.c.sk).where(indexed.c.gsi2pk == "X"),
+            'SELECT "pk", "sk" FROM "indexed"."gsi2" WHERE "gsi2pk" = ?',
+        ),
+        # a local index serves a sort condition the table's sort key cannot
+        (
+            select(indexed.c.pk, indexed.c.created, indexed.c.n).where(
+                indexed.c.pk == "A", indexed.c.created > "2024"
+            ),
+            'SELECT "pk", "created", "n" FROM "indexed"."lsi1" WHERE "pk" = ? AND "created" > ?',
+        ),
+        (
+            select(indexed).where(indexed.c.pk == "A", indexed.c.created > "2024"),
+            INDEXED + '" WHERE "pk" = ? AND ("created" > ?)',
+        ),
+        (
+            select(indexed).where(indexed.c.pk == "A", indexed.c.gsi1pk == "S"),
+            INDEXED + '" WHERE "pk" = ? AND ("gsi1pk" = ?)',
+        ),
+    ],
+)
+def test_index_selection(statement, expected):
+    assert partiql(statement) == expected

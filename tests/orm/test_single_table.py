@@ -177,3 +177,15 @@ def test_selectinload_of_an_item_collection_is_refused_clearly(engine, loaded):
         session.scalars(
             select(Customer).where(Customer.customer_id == "42").options(selectinload(Customer.orders))
         ).all()
+
+
+def test_orders_by_status_use_the_index_through_the_template(engine, loaded, sent):
+    Item, Order = loaded.Item, loaded.Order
+    with Session(engine) as session:
+        paid = session.scalars(select(Order).where(Order.status == "PAID")).all()
+        assert [(o.customer_id, o.order_id) for o in paid] == [("42", "1")]
+    table = Item.__table__.name
+    assert sent == [
+        f'SELECT "pk", "sk", "$type", "gsi1pk", "gsi1sk", "customer_id", "order_id", "status", "total" '
+        f'FROM "{table}"."gsi1" WHERE "gsi1pk" = ? AND begins_with("gsi1sk", ?) AND ("status" = ? AND "$type" IN [?])'
+    ]
