@@ -122,13 +122,14 @@ def fill(mapper: Mapper, target: Any, updating: bool = False) -> None:
             setattr(target, template.target, value)
 
 
-def _pinned(terms: list[Any], mapper: Mapper) -> dict[str, Any]:
-    """Attribute values fixed by ``attribute == value`` terms of the query on this mapper's table."""
+def _pinned(terms: list[Any], mapper: Mapper) -> tuple[dict[str, Any], set[str]]:
+    """Attribute values fixed by ``attribute == value`` terms of the query on this mapper's table,
+    and every attribute some term compares with a value."""
     table = mapper.local_table
     by_column = {column.name: prop.key for prop in mapper.column_attrs for column in prop.columns}
-    pinned = {}
+    pinned, compared = {}, set()
     for term in terms:
-        if not (isinstance(term, elements.BinaryExpression) and term.operator is operators.eq):
+        if not isinstance(term, elements.BinaryExpression):
             continue
         left, right = term.left, term.right
         if (
@@ -137,8 +138,10 @@ def _pinned(terms: list[Any], mapper: Mapper) -> dict[str, Any]:
             and isinstance(right, elements.BindParameter)
             and left.name in by_column
         ):
-            pinned[by_column[left.name]] = right.effective_value
-    return pinned
+            compared.add(by_column[left.name])
+            if term.operator is operators.eq:
+                pinned[by_column[left.name]] = right.effective_value
+    return pinned, compared
 
 
 def _flatten(clause: Any) -> list[Any]:
@@ -151,7 +154,9 @@ def _flatten(clause: Any) -> list[Any]:
     return [clause]
 
 
-def _conditions_for(mapper: Mapper, keys: KeySchema, found: dict, pinned: dict) -> list[Any] | None:
+def _conditions_for(
+    mapper: Mapper, keys: KeySchema, found: dict, pinned: dict, compared: set[str]
+) -> list[Any] | None:
     """Conditions on one key schema (table or index), or None when its partition key stays unknown."""
     pinned = dict(pinned)
     by_column = {column.name: prop.key for prop in mapper.column_attrs for column in prop.columns}
@@ -169,7 +174,7 @@ def _conditions_for(mapper: Mapper, keys: KeySchema, found: dict, pinned: dict) 
     if hash_attribute not in pinned:
         return None
     template = found.get(range_attribute)
-    if template is not None and range_attribute not in pinned and template.prefix:
+    if template is not None and range_attribute not in compared | pinned.keys() and template.prefix:
         # Every item of this class has a sort key starting with the template's literal prefix.
         conditions.append(mapper.columns[range_attribute].startswith(template.prefix))
     return conditions
@@ -181,13 +186,13 @@ def key_conditions(mapper: Mapper, whereclause: Any) -> list[Any]:
     found = templates(mapper.class_)
     if not found:
         return []
-    pinned = _pinned(_flatten(whereclause), mapper)
+    pinned, compared = _pinned(_flatten(whereclause), mapper)
     table = mapper.local_table
     schemas = [key_schema(table)] + [
         index_key_schema(i) for i in sorted(table.indexes, key=lambda i: i.name or "")
     ]
     for keys in schemas:
-        conditions = _conditions_for(mapper, keys, found, pinned)
+        conditions = _conditions_for(mapper, keys, found, pinned, compared)
         if conditions is not None:
             return conditions
     return []

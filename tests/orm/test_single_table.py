@@ -189,3 +189,17 @@ def test_orders_by_status_use_the_index_through_the_template(engine, loaded, sen
         f'SELECT "pk", "sk", "$type", "gsi1pk", "gsi1sk", "customer_id", "order_id", "status", "total" '
         f'FROM "{table}"."gsi1" WHERE "gsi1pk" = ? AND begins_with("gsi1sk", ?) AND ("status" = ? AND "$type" IN [?])'
     ]
+
+
+def test_a_sort_key_condition_of_the_query_replaces_the_template_prefix(engine, loaded, sent):
+    Item, OrderItem = loaded.Item, loaded.OrderItem
+    with Session(engine) as session:
+        query = select(OrderItem.product).where(
+            OrderItem.customer_id == "42", OrderItem.sk.startswith("ORDER#1#")
+        )
+        assert session.scalars(query).all() == ["pen", "ink"]
+    table = Item.__table__.name
+    assert sent == [
+        f'SELECT "product" FROM "{table}" WHERE "pk" = ? AND begins_with("sk", ?) '
+        f'AND ("customer_id" = ? AND "$type" IN [?])'
+    ]
