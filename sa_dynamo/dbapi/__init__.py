@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import time
 from typing import Any
 from urllib.parse import urlparse
 
@@ -20,6 +21,7 @@ from .errors import (
     OperationalError,
     ProgrammingError,
     Warning,
+    translate,
 )
 
 apilevel = "2.0"
@@ -38,6 +40,7 @@ __all__ = [
     "DataError",
     "DatabaseError",
     "Date",
+    "DateFromTicks",
     "Error",
     "IntegrityError",
     "InterfaceError",
@@ -45,7 +48,10 @@ __all__ = [
     "NotSupportedError",
     "OperationalError",
     "ProgrammingError",
+    "Time",
+    "TimeFromTicks",
     "Timestamp",
+    "TimestampFromTicks",
     "Warning",
     "apilevel",
     "connect",
@@ -57,6 +63,19 @@ Date = datetime.date
 Time = datetime.time
 Timestamp = datetime.datetime
 Binary = bytes
+
+
+# PEP 249's constructors from POSIX ticks, in local time like the standard library's.
+def DateFromTicks(ticks: float) -> datetime.date:
+    return Date(*time.localtime(ticks)[:3])
+
+
+def TimeFromTicks(ticks: float) -> datetime.time:
+    return Time(*time.localtime(ticks)[3:6])
+
+
+def TimestampFromTicks(ticks: float) -> datetime.datetime:
+    return Timestamp(*time.localtime(ticks)[:6])
 
 
 class _TypeCode(str):
@@ -104,13 +123,18 @@ def connect(
         import boto3
         from botocore.config import Config
 
-        session = boto3.session.Session(profile_name=profile_name) if profile_name else boto3.session.Session()
+        session = (
+            boto3.session.Session(profile_name=profile_name) if profile_name else boto3.session.Session()
+        )
         if is_loopback(endpoint_url):
             region_name = region_name or session.region_name or "us-east-1"
             if not credentials and session.get_credentials() is None:
                 credentials = dict(LOCAL_CREDENTIALS)
         config = Config(**(client_config or {}))
-        client = session.client(
-            "dynamodb", endpoint_url=endpoint_url, region_name=region_name, config=config, **credentials
-        )
+        try:
+            client = session.client(
+                "dynamodb", endpoint_url=endpoint_url, region_name=region_name, config=config, **credentials
+            )
+        except Exception as exc:  # e.g. NoRegionError: a PEP 249 error that says what to configure
+            raise translate(exc) from exc
     return Connection(client, autocommit=autocommit)

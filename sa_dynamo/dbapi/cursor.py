@@ -19,7 +19,6 @@ from .errors import (
     Error,
     InterfaceError,
     NotSupportedError,
-    OperationalError,
     ProgrammingError,
     batch_error_class,
     translate,
@@ -57,7 +56,14 @@ def request(operation: str, parameters: Sequence[Any] | None) -> dict[str, Any]:
 
 
 class Cursor:
-    """PEP 249 cursor. Extensions: ``page_size``, ``consistent_read``, ``max_rows``, ``count_only``."""
+    """PEP 249 cursor. Extensions: ``page_size`` (items DynamoDB evaluates per request),
+    ``consistent_read``, ``max_rows`` (stop reading after that many rows), ``count_only`` (a
+    RETURNING write sets rowcount but yields no rows) and ``pages`` (requests made so far).
+
+    ``description`` is fixed when ``execute`` returns. A projection names the columns; for
+    ``SELECT *`` they are the attributes of the first non-empty page, so an attribute that only
+    later items carry is not in the rows: project the columns you need.
+    """
 
     arraysize = 1
 
@@ -99,7 +105,9 @@ class Cursor:
             else:
                 self.rowcount = self.connection._buffer(kind, operation, body)
         else:
-            raise ProgrammingError(f"cannot run a {kind or 'blank'} statement: use SELECT, INSERT, UPDATE or DELETE")
+            raise ProgrammingError(
+                f"cannot run a {kind or 'blank'} statement: use SELECT, INSERT, UPDATE or DELETE"
+            )
         return self
 
     def executemany(self, operation: str, seq_of_parameters: Sequence[Sequence[Any]]) -> Cursor:
@@ -108,19 +116,27 @@ class Cursor:
         kind = stmt.kind(operation)
         if kind not in ("INSERT", "UPDATE", "DELETE"):
             raise NotSupportedError("executemany runs INSERT, UPDATE or DELETE; run a SELECT with execute()")
+        # Every row is serialized before anything is sent or buffered: a bad value writes nothing.
         bodies = [request(operation, params) for params in seq_of_parameters]
         if not self.connection.autocommit:
-            self.rowcount = sum(self.connection._buffer(kind, operation, body) for body in bodies)
+            self.rowcount = _total([self.connection._buffer(kind, operation, body) for body in bodies])
             return self
-        total = 0
+        counts: list[int] = []
+        failures: list[tuple[int, str, str]] = []
+        # Every chunk is sent even after a failure, so that the error can say truthfully that
+        # all the other statements were applied.
         for start in range(0, len(bodies), BATCH_SIZE):
-            total += self._batch(kind, bodies[start : start + BATCH_SIZE], start)
-        self.rowcount = total
+            counted, failed = self._batch(kind, bodies[start : start + BATCH_SIZE], start)
+            counts += counted
+            failures += failed
+        self.rowcount = _total(counts)
+        if failures:
+            raise _batch_error(failures, len(bodies))
         return self
 
     def fetchone(self) -> tuple | None:
         self._check_open()
-        if not self._rows and not self._fill():
+        if not self._fill():
             return None
         self._delivered += 1
         return self._rows.popleft()
@@ -157,8 +173,8 @@ class Cursor:
         self.rowcount = -1
         self.pages = 0
         self._rows: deque[tuple] = deque()
-        self._names: list[str] | None = None
-        self._request: dict[str, Any] | None = None
+        self._names: list[str] = []
+        self._request: dict[str, Any] | None = None  # set while more pages may follow
         self._next_token: str | None = None
         self._delivered = 0
 
@@ -173,63 +189,57 @@ class Cursor:
             body["Limit"] = int(self.page_size)
         if self.consistent_read:
             body["ConsistentRead"] = True
-        self._request = body
-        self._names = stmt.projection(operation)
-        self._read_page()
-        if self._names is None:
-            self._names = self._keys_of_page()
-        self.description = [(name, None, None, None, None, None, None) for name in self._names]
+        names = stmt.projection(operation)
+        items = self._read_page(body)
+        if names is None:
+            # SELECT * has no column list: the first non-empty page names the columns. Pages can
+            # be empty yet have a successor, so read on until one has items.
+            while not items and self._next_token:
+                items = self._read_page(body)
+            names = _keys_of(items)
+        self._set_result(names, items)
+        self._request = body if self._next_token else None
 
-    def _keys_of_page(self) -> list[str]:
-        names: dict[str, None] = {}
-        for item in self._raw_page:
-            names.update(dict.fromkeys(item))
-        return list(names)
+    def _set_result(self, names: list[str], items: list[dict[str, Any]]) -> None:
+        self._names = names
+        self.description = [(name, None, None, None, None, None, None) for name in names]
+        self._queue(items)
 
-    def _read_page(self) -> None:
-        body = dict(self._request)
+    def _read_page(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         if self._next_token:
-            body["NextToken"] = self._next_token
+            body = dict(body, NextToken=self._next_token)
         started = time.perf_counter()
         response = self.connection._call("execute_statement", body)
         self.pages += 1
-        self._raw_page = response.get("Items", [])
+        items = response.get("Items", [])
         self._next_token = response.get("NextToken")
         log.debug(
             "ExecuteStatement page %d: %d items, more=%s, %.1f ms",
             self.pages,
-            len(self._raw_page),
+            len(items),
             bool(self._next_token),
             (time.perf_counter() - started) * 1000,
         )
-        if self._names is not None:
-            self._queue_page()
+        return items
 
-    def _queue_page(self) -> None:
-        names = self._names
-        for item in self._raw_page:
-            self._rows.append(tuple(deserialize(item[n]) if n in item else None for n in names))
-        self._raw_page = []
+    def _queue(self, items: list[dict[str, Any]]) -> None:
+        for item in items:
+            self._rows.append(tuple(deserialize(item[n]) if n in item else None for n in self._names))
 
     def _fill(self) -> bool:
-        """Queue the next non-empty page; False when the result (or max_rows) is exhausted."""
-        if self._request is None:
-            if self.description is None:
-                raise ProgrammingError("no result set: the last statement returned no rows")
-            return False
-        if self._raw_page:
-            self._queue_page()
-        while not self._rows:
-            if self.max_rows is not None and self._delivered >= self.max_rows:
-                break
-            if not self._next_token:
-                break
-            self._read_page()
+        """Make a row ready, reading pages only as needed; False when the result (or max_rows) is
+        exhausted, at which point rowcount becomes the number of rows delivered."""
+        if self.description is None:
+            raise ProgrammingError("no result set: the last statement returned no rows")
         if self.max_rows is not None and self._delivered >= self.max_rows:
             self._rows.clear()
+            self._request = None
+        while not self._rows and self._request is not None:
+            self._queue(self._read_page(self._request))
+            if not self._next_token:
+                self._request = None
         if not self._rows:
             self.rowcount = self._delivered
-            self._request = None
             return False
         return True
 
@@ -248,63 +258,68 @@ class Cursor:
         if stmt.has_returning(operation):
             self.rowcount = len(items)
             if not self.count_only:
-                self._names = self._keys_of_items(items)
-                self.description = [(n, None, None, None, None, None, None) for n in self._names]
-                self._raw_page = items
-                self._queue_page()
-                self._request = {}
-                self._next_token = None
+                self._set_result(_keys_of(items), items)
         else:
+            # A DELETE of a missing item succeeds too: without RETURNING its count is unknown.
             self.rowcount = 1 if kind != "DELETE" else -1
 
-    @staticmethod
-    def _keys_of_items(items: list[dict]) -> list[str]:
-        names: dict[str, None] = {}
-        for item in items:
-            names.update(dict.fromkeys(item))
-        return list(names)
-
-    def _batch(self, kind: str, bodies: list[dict[str, Any]], offset: int) -> int:
+    def _batch(
+        self, kind: str, bodies: list[dict[str, Any]], offset: int
+    ) -> tuple[list[int], list[tuple[int, str, str]]]:
+        """Send one chunk, retrying throttled statements; the rowcounts of the statements that
+        succeeded and (row, code, message) for each that failed."""
         pending = list(range(len(bodies)))
-        counted = 0
+        counts: list[int] = []
         failures: list[tuple[int, str, str]] = []
         for attempt in range(_BATCH_ATTEMPTS):
-            response = self.connection._call("batch_execute_statement", {"Statements": [bodies[i] for i in pending]})
-            retry = []
-            for index, answer in zip(pending, response.get("Responses", [])):
+            if attempt:
+                time.sleep(min(0.05 * 2**attempt, 2.0))
+            response = self.connection._call(
+                "batch_execute_statement", {"Statements": [bodies[i] for i in pending]}
+            )
+            throttled = []
+            for index, answer in zip(pending, response.get("Responses", []), strict=True):
                 error = answer.get("Error")
                 if error is None:
-                    counted += _batch_rowcount(kind, bodies[index]["Statement"], answer)
-                elif error.get("Code") in _RETRYABLE_BATCH_CODES:
-                    retry.append(index)
+                    counts.append(_batch_rowcount(kind, bodies[index]["Statement"], answer))
                 elif error.get("Code") == "ConditionalCheckFailed" and kind in ("UPDATE", "DELETE"):
-                    continue
+                    counts.append(0)  # SQL: the WHERE matched no row
+                elif error.get("Code") in _RETRYABLE_BATCH_CODES and attempt + 1 < _BATCH_ATTEMPTS:
+                    throttled.append(index)
                 else:
                     failures.append((offset + index, error.get("Code", ""), error.get("Message", "")))
-            pending = retry
+            pending = throttled
             if not pending:
                 break
-            time.sleep(min(0.05 * 2**attempt, 2.0))
-        if pending:
-            raise OperationalError(
-                f"{len(pending)} statements stayed throttled after {_BATCH_ATTEMPTS} attempts and were not "
-                f"written (rows {[offset + i for i in pending]}); retry later or raise the table's capacity"
-            )
-        if failures:
-            raise _batch_error(failures)
-        return counted
+        return counts, failures
+
+
+def _keys_of(items: list[dict[str, Any]]) -> list[str]:
+    """Attribute names of the items, in first-seen order."""
+    names: dict[str, None] = {}
+    for item in items:
+        names.update(dict.fromkeys(item))
+    return list(names)
+
+
+def _total(counts: list[int]) -> int:
+    """The rowcount of several statements: -1 (unknown) if any statement's count is unknown."""
+    return -1 if any(c < 0 for c in counts) else sum(counts)
 
 
 def _batch_rowcount(kind: str, operation: str, answer: dict[str, Any]) -> int:
     # A DELETE of a missing item succeeds; only its RETURNING ALL OLD * item tells it deleted one.
-    if kind == "DELETE" and stmt.has_returning(operation):
-        return 1 if "Item" in answer else 0
+    if kind == "DELETE":
+        return (1 if "Item" in answer else 0) if stmt.has_returning(operation) else -1
     return 1
 
 
-def _batch_error(failures: list[tuple[int, str, str]]) -> Error:
-    index, code, message = failures[0]
+def _batch_error(failures: list[tuple[int, str, str]], total: int) -> Error:
+    _, code, message = failures[0]
     detail = "; ".join(f"row {i}: {c}: {m}" for i, c, m in failures[:10])
     more = f" (and {len(failures) - 10} more)" if len(failures) > 10 else ""
     cls = batch_error_class(code, message)
-    return cls(f"{len(failures)} of the batched statements failed, the others were applied: {detail}{more}", code=code)
+    return cls(
+        f"{len(failures)} of {total} batched statements failed, the others were applied: {detail}{more}",
+        code=code,
+    )

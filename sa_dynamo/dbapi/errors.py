@@ -11,15 +11,17 @@ from typing import Any
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
-    ConnectionError as BotoConnectionError,
     HTTPClientError,
     NoCredentialsError,
     NoRegionError,
     ParamValidationError,
 )
+from botocore.exceptions import (
+    ConnectionError as BotoConnectionError,
+)
 
 
-class Warning(Exception):  # noqa: A001 - the name is fixed by PEP 249
+class Warning(Exception):
     """PEP 249 Warning."""
 
 
@@ -105,6 +107,7 @@ _DATA_MESSAGES = (
     "negative zero",
     "an operand in the update expression has an incorrect data type",
     "key attribute should be present in the item",
+    "empty attribute name",
 )
 
 
@@ -142,7 +145,7 @@ def error_class(code: str, message: str, response: dict[str, Any]) -> type[Error
         return ProgrammingError
     if code in _OPERATIONAL_CODES:
         return OperationalError
-    if code in ("InternalFailure", "InternalServerError"):
+    if code == "InternalFailure":
         return InternalError
     status = response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
     return OperationalError if status >= 500 or status == 0 else DatabaseError
@@ -164,6 +167,17 @@ def batch_error_class(code: str, message: str) -> type[Error]:
     return _BATCH_CODES.get(code, OperationalError)
 
 
+def _cancellation_detail(response: dict[str, Any]) -> str:
+    """A cancelled transaction's per-statement reasons: its own message only says "[None,
+    ValidationError]", while the reasons say which statement failed and why."""
+    failed = [
+        f"statement {index}: {reason['Code']}" + (f": {reason['Message']}" if reason.get("Message") else "")
+        for index, reason in enumerate(response.get("CancellationReasons") or [])
+        if reason.get("Code") not in (None, "None")
+    ]
+    return f" ({'; '.join(failed)})" if failed else ""
+
+
 def translate(exc: Exception) -> Error:
     """Turn a botocore exception into the matching PEP 249 error, keeping DynamoDB's message."""
     if isinstance(exc, Error):
@@ -173,7 +187,8 @@ def translate(exc: Exception) -> Error:
         code = response.get("Error", {}).get("Code", "")
         message = response.get("Error", {}).get("Message", "") or str(exc)
         cls = error_class(code, message, response)
-        return cls(f"{code}: {message}" if code else message, code=code, response=response)
+        text = f"{code}: {message}" if code else message
+        return cls(text + _cancellation_detail(response), code=code, response=response)
     if isinstance(exc, ParamValidationError):
         return ProgrammingError(str(exc))
     if isinstance(exc, NoCredentialsError):
@@ -182,7 +197,9 @@ def translate(exc: Exception) -> Error:
             "(environment, ~/.aws, instance role) or pass profile_name in the URL"
         )
     if isinstance(exc, NoRegionError):
-        return InterfaceError("no AWS region configured: add ?region_name=... to the URL or set AWS_DEFAULT_REGION")
+        return InterfaceError(
+            "no AWS region configured: add ?region_name=... to the URL or set AWS_DEFAULT_REGION"
+        )
     if isinstance(exc, (BotoConnectionError, HTTPClientError)):
         return OperationalError(f"connection to DynamoDB failed: {exc}")
     if isinstance(exc, BotoCoreError):

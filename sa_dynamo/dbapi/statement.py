@@ -4,6 +4,7 @@ whether it returns the old item. No SQL parsing beyond that happens here."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 MAX_STATEMENT_BYTES = 8192
 
@@ -18,6 +19,7 @@ def kind(statement: str) -> str:
 
 
 def has_returning(statement: str) -> bool:
+    """True when the statement ends in a RETURNING clause, i.e. its response items are rows."""
     return _RETURNING.search(statement) is not None
 
 
@@ -26,26 +28,36 @@ def without_returning_old(statement: str) -> str:
     return _RETURNING_OLD.sub("", statement)
 
 
-def _split_top_level(text: str) -> list[str]:
-    parts, depth, start, quoted, i = [], 0, 0, False, 0
+def _unquoted(text: str) -> Iterator[tuple[int, str]]:
+    """Position and character of everything outside "identifiers" and 'strings' (where a doubled
+    quote is an escaped quote), so that commas and FROM inside them are not taken for syntax."""
+    quote = ""
+    i = 0
     while i < len(text):
         ch = text[i]
-        if quoted:
-            if ch == '"':
-                if text[i + 1 : i + 2] == '"':
+        if quote:
+            if ch == quote:
+                if text[i + 1 : i + 2] == quote:
                     i += 1
                 else:
-                    quoted = False
-        elif ch == '"':
-            quoted = True
-        elif ch in "([":
+                    quote = ""
+        elif ch in "\"'":
+            quote = ch
+        else:
+            yield i, ch
+        i += 1
+
+
+def _split_top_level(text: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in _unquoted(text):
+        if ch in "([":
             depth += 1
         elif ch in ")]":
             depth -= 1
         elif ch == "," and depth == 0:
             parts.append(text[start:i])
             start = i + 1
-        i += 1
     parts.append(text[start:])
     return [p.strip() for p in parts]
 
@@ -67,16 +79,19 @@ def _result_key(path: str) -> str:
     return steps[-1] if steps else path
 
 
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or ch in "_$"
+
+
 def _from_position(text: str) -> int:
-    quoted = False
     upper = text.upper()
-    for i, ch in enumerate(text):
-        if ch == '"':
-            quoted = not quoted
-        elif not quoted and upper.startswith("FROM", i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_$")):
-            end = i + 4
-            if end >= len(text) or not (text[end].isalnum() or text[end] in "_$"):
-                return i
+    for i, _ in _unquoted(text):
+        if (
+            upper.startswith("FROM", i)
+            and (i == 0 or not _is_word_char(text[i - 1]))
+            and (i + 4 >= len(text) or not _is_word_char(text[i + 4]))
+        ):
+            return i
     return -1
 
 

@@ -20,21 +20,26 @@ _deserializer = TypeDeserializer()
 
 
 def _number(value: int | float | Decimal) -> str:
+    """The canonical N text of a number, or DataError for one DynamoDB cannot store."""
     if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            raise DataError(f"DynamoDB cannot store {value!r}: store None (attribute absent) or a finite number")
-        value = Decimal(repr(value))
+        value = Decimal(repr(value))  # the shortest repr: 0.1 is sent as 0.1, not 0.1000000000000000055
     elif isinstance(value, int):
         value = Decimal(value)
     if not value.is_finite():
         raise DataError(f"DynamoDB cannot store {value}: store None (attribute absent) or a finite number")
     if value.is_zero():
         return "0"
-    if len(value.normalize().as_tuple().digits) > 38:
+    # Counted from the digit tuple: normalize() would round to the context's 28 digits first.
+    significant = "".join(map(str, value.as_tuple().digits)).rstrip("0")
+    if len(significant) > 38:
         raise DataError(f"number {value} has more than 38 significant digits; DynamoDB keeps 38 exactly")
     if not -130 <= value.adjusted() <= 125:
         raise DataError(f"number {value} is outside DynamoDB's range (1E-130 to 9.9E+125)")
-    return str(value)
+    # DynamoDB's own form: plain notation without insignificant zeros ("1.50" -> "1.5",
+    # "1E+2" -> "100"). INSERT normalises on the server, but DynamoDB Local stores the text of
+    # an UPDATE's SET value verbatim, so the driver sends the canonical form itself.
+    text = format(value, "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _set(value: Set) -> dict[str, list]:

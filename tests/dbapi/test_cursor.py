@@ -1,0 +1,313 @@
+"""Cursor behaviour against DynamoDB Local: lazy paging, max_rows, description, rowcount,
+RETURNING, and executemany's batching in autocommit."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from sa_dynamo import dbapi
+from sa_dynamo.dbapi.cursor import BATCH_SIZE
+
+from .support import Table, fetch_dicts
+
+PartitionRows = list[tuple[str, Decimal]]
+
+
+def select_partition(cur: dbapi.Cursor, table: Table, where: str = "", params: tuple = ()) -> None:
+    cur.execute(f'SELECT "sk", "n" FROM {table.ref} WHERE "pk" = ?{where}', ["p", *params])
+
+
+def test_pages_are_read_lazily(cur: dbapi.Cursor, table: Table, partition: PartitionRows) -> None:
+    cur.page_size = 2
+    select_partition(cur, table)
+    assert cur.pages == 1
+    assert cur.fetchone() == partition[0]
+    assert cur.fetchmany(1) == partition[1:2]
+    assert cur.pages == 1  # the first page's two rows are used up, nothing more was read
+    assert cur.fetchone() == partition[2]
+    assert cur.pages == 2
+    assert cur.fetchall() == partition[3:]
+    assert cur.pages == 4  # 2 + 2 + 2 + 1 items; the short last page has no NextToken
+    assert cur.fetchone() is None
+    assert cur.pages == 4
+
+
+def test_iteration_and_fetchmany_follow_all_pages(
+    cur: dbapi.Cursor, table: Table, partition: PartitionRows
+) -> None:
+    cur.page_size = 3
+    select_partition(cur, table)
+    assert cur.fetchmany(4) == partition[:4]
+    cur.arraysize = 2
+    assert cur.fetchmany() == partition[4:6]
+    assert list(cur) == partition[6:]
+    assert cur.fetchmany(5) == []
+
+
+def test_empty_pages_with_a_next_token_are_followed(
+    cur: dbapi.Cursor, table: Table, partition: PartitionRows
+) -> None:
+    """With Limit=2 the first two pages evaluate items that the filter rejects: both come back
+    empty but with a NextToken, and reading must go on."""
+    cur.page_size = 2
+    select_partition(cur, table, ' AND ("n" >= ?)', (4,))
+    assert cur.fetchall() == partition[4:]
+    assert cur.pages == 4
+
+
+def test_select_star_names_columns_from_the_first_non_empty_page(
+    cur: dbapi.Cursor, table: Table, partition: PartitionRows
+) -> None:
+    cur.page_size = 2
+    cur.execute(f'SELECT * FROM {table.ref} WHERE "pk" = ? AND ("n" >= ?)', ["p", 5])
+    assert cur.pages == 3
+    assert sorted(column[0] for column in cur.description) == ["n", "pk", "sk"]
+    assert fetch_dicts(cur) == [{"pk": "p", "sk": sk, "n": n} for sk, n in partition[5:]]
+
+
+@pytest.mark.parametrize("page_size", [None, 2])
+def test_max_rows_stops_reading(
+    cur: dbapi.Cursor, table: Table, partition: PartitionRows, page_size: int | None
+) -> None:
+    cur.page_size = page_size
+    cur.max_rows = 3
+    select_partition(cur, table)
+    assert cur.fetchall() == partition[:3]
+    assert cur.fetchone() is None
+    assert cur.rowcount == 3
+    assert cur.pages == (1 if page_size is None else 2)
+
+
+def test_rowcount_of_a_select_is_known_once_the_rows_are_read(
+    cur: dbapi.Cursor, table: Table, partition: PartitionRows
+) -> None:
+    select_partition(cur, table)
+    assert cur.rowcount == -1
+    assert len(cur.fetchall()) == len(partition)
+    assert cur.rowcount == len(partition)
+
+
+def test_select_of_nothing(cur: dbapi.Cursor, table: Table) -> None:
+    cur.execute(f'SELECT * FROM {table.ref} WHERE "pk" = ?', ["nobody"])
+    assert cur.description == []
+    assert cur.fetchall() == []
+    assert cur.rowcount == 0
+
+
+def test_projection_columns_are_keyed_by_the_last_path_step(cur: dbapi.Cursor, table: Table) -> None:
+    """The driver's reading of the projection (statement.py) agrees with DynamoDB's result keys."""
+    table.insert(
+        cur,
+        {
+            "pk": "a",
+            "sk": "1",
+            "doc": {"a": {"b": "deep"}, "l": [10, 20], "x, y": "comma", "from": "kw", 'q"t': "quote"},
+            "l": [[1, 2], [3]],
+            'a"b': "dq",
+            "my attr": 1,
+            "$type": "T",
+            "order": 2,
+        },
+    )
+    cur.execute(
+        'SELECT "doc"."a"."b", "doc"."l"[1], "l"[0][1], doc[\'x, y\'], doc[\'from\'], "doc"[\'q"t\'], '
+        f'"a""b", "my attr", "$type", "order", "absent" FROM {table.ref} WHERE "pk" = ? AND "sk" = ?',
+        ["a", "1"],
+    )
+    names = ["b", "l[1]", "l[0][1]", "x, y", "from", 'q"t', 'a"b', "my attr", "$type", "order", "absent"]
+    assert cur.description == [(name, None, None, None, None, None, None) for name in names]
+    assert cur.fetchall() == [
+        ("deep", Decimal(20), Decimal(2), "comma", "kw", "quote", "dq", Decimal(1), "T", Decimal(2), None)
+    ]
+
+
+def test_item_without_any_projected_attribute_is_still_a_row(cur: dbapi.Cursor, table: Table) -> None:
+    table.insert(cur, {"pk": "a", "sk": "1"})
+    cur.execute(f'SELECT "x", "y" FROM {table.ref} WHERE "pk" = ?', ["a"])
+    assert cur.fetchall() == [(None, None)]
+
+
+def test_consistent_read_and_parameters_reach_the_request(
+    cur: dbapi.Cursor, table: Table, calls: Any
+) -> None:
+    cur.consistent_read = True
+    cur.page_size = 5
+    cur.execute(f'SELECT * FROM {table.ref} WHERE "pk" = ?', ["a"])
+    cur.consistent_read = False
+    cur.page_size = None
+    cur.execute(f"SELECT * FROM {table.ref} WHERE \"pk\" = 'a'")
+    first, second = calls["ExecuteStatement"]
+    assert first == {
+        "Statement": f'SELECT * FROM {table.ref} WHERE "pk" = ?',
+        "Parameters": [{"S": "a"}],
+        "ConsistentRead": True,
+        "Limit": 5,
+    }
+    assert second == {"Statement": f"SELECT * FROM {table.ref} WHERE \"pk\" = 'a'"}  # no empty Parameters
+
+
+def test_page_size_below_one_is_a_programming_error(cur: dbapi.Cursor, table: Table) -> None:
+    cur.page_size = 0
+    with pytest.raises(dbapi.ProgrammingError, match="Invalid value for parameter Limit"):
+        cur.execute(f'SELECT * FROM {table.ref} WHERE "pk" = ?', ["a"])
+
+
+# -- writes in autocommit ------------------------------------------------------------------
+
+
+def update_sql(table: Table, tail: str = "") -> str:
+    return f'UPDATE {table.ref} SET "v" = ? WHERE "pk" = ? AND "sk" = ?{tail}'
+
+
+def delete_sql(table: Table, returning: str = " RETURNING ALL OLD *") -> str:
+    return f'DELETE FROM {table.ref} WHERE "pk" = ? AND "sk" = ?{returning}'
+
+
+def test_insert_counts_one(cur: dbapi.Cursor, table: Table) -> None:
+    table.insert(cur, {"pk": "a", "sk": "1"})
+    assert cur.rowcount == 1
+    assert cur.description is None
+    assert table.keys(cur) == [("a", "1")]
+
+
+def test_update_counts_matched_items(cur: dbapi.Cursor, table: Table) -> None:
+    table.insert(cur, {"pk": "a", "sk": "1"})
+    cur.execute(update_sql(table), ["new", "a", "1"])
+    assert cur.rowcount == 1
+    cur.execute(update_sql(table), ["new", "a", "missing"])
+    assert cur.rowcount == 0
+    assert table.keys(cur) == [("a", "1")]  # UPDATE never creates an item
+    assert table.item(cur, "a", "1") == {"pk": "a", "sk": "1", "v": "new"}
+
+
+def test_update_with_a_failed_extra_condition_counts_zero(cur: dbapi.Cursor, table: Table) -> None:
+    table.insert(cur, {"pk": "a", "sk": "1", "version": 1})
+    cur.execute(update_sql(table, ' AND "version" = ?'), ["new", "a", "1", 2])
+    assert cur.rowcount == 0
+    assert table.item(cur, "a", "1") == {"pk": "a", "sk": "1", "version": Decimal(1)}
+
+
+def test_delete_returning_old_counts_and_returns_the_item(cur: dbapi.Cursor, table: Table) -> None:
+    table.insert(cur, {"pk": "a", "sk": "1", "v": "old"})
+    cur.execute(delete_sql(table), ["a", "1"])
+    assert cur.rowcount == 1
+    assert fetch_dicts(cur) == [{"pk": "a", "sk": "1", "v": "old"}]
+    cur.execute(delete_sql(table), ["a", "1"])
+    assert cur.rowcount == 0
+    assert cur.fetchall() == []
+    assert table.keys(cur) == []
+
+
+def test_count_only_keeps_the_count_and_drops_the_rows(cur: dbapi.Cursor, table: Table) -> None:
+    table.insert(cur, {"pk": "a", "sk": "1"})
+    cur.count_only = True
+    cur.execute(delete_sql(table), ["a", "1"])
+    assert cur.rowcount == 1
+    assert cur.description is None
+    with pytest.raises(dbapi.ProgrammingError, match="no result set"):
+        cur.fetchone()
+
+
+def test_delete_without_returning_has_an_unknown_count(cur: dbapi.Cursor, table: Table) -> None:
+    table.insert(cur, {"pk": "a", "sk": "1"})
+    cur.execute(delete_sql(table, returning=""), ["a", "1"])
+    assert cur.rowcount == -1
+    assert table.keys(cur) == []
+
+
+def test_update_returning_new(cur: dbapi.Cursor, table: Table) -> None:
+    table.insert(cur, {"pk": "a", "sk": "1", "v": "old"})
+    cur.execute(update_sql(table, " RETURNING MODIFIED NEW *"), ["new", "a", "1"])
+    assert cur.rowcount == 1
+    assert [c[0] for c in cur.description] == ["v"]
+    assert cur.fetchall() == [("new",)]
+
+
+def test_fetch_after_a_write_is_a_programming_error(cur: dbapi.Cursor, table: Table) -> None:
+    table.insert(cur, {"pk": "a", "sk": "1"})
+    with pytest.raises(dbapi.ProgrammingError, match="no result set"):
+        cur.fetchall()
+
+
+def test_fetch_after_a_failed_select_is_a_programming_error(cur: dbapi.Cursor) -> None:
+    with pytest.raises(dbapi.ProgrammingError):
+        cur.execute('SELECT * FROM "no_such_table"')
+    with pytest.raises(dbapi.ProgrammingError, match="no result set"):
+        cur.fetchone()
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['EXISTS(SELECT * FROM "t" WHERE "pk" = ?)', 'CREATE TABLE "t"', "", "-- only a comment\n"],
+)
+def test_statements_other_than_select_and_dml_are_refused_before_sending(
+    cur: dbapi.Cursor, calls: Any, text: str
+) -> None:
+    with pytest.raises(dbapi.ProgrammingError, match="use SELECT, INSERT, UPDATE or DELETE"):
+        cur.execute(text)
+    assert dict(calls) == {}
+
+
+# -- executemany in autocommit -------------------------------------------------------------
+
+
+def batch_sizes(calls: Any) -> list[int]:
+    return [len(request["Statements"]) for request in calls["BatchExecuteStatement"]]
+
+
+def test_executemany_sends_batches_of_25(cur: dbapi.Cursor, table: Table, calls: Any) -> None:
+    rows = [("a", f"{i:03}", i) for i in range(2 * BATCH_SIZE + 10)]
+    cur.executemany(table.insert_sql(["pk", "sk", "n"]), rows)
+    assert batch_sizes(calls) == [25, 25, 10]
+    assert "ExecuteStatement" not in calls
+    assert cur.rowcount == len(rows)
+    assert table.keys(cur) == [(pk, sk) for pk, sk, _ in rows]
+
+
+def test_executemany_reports_failed_statements_and_applies_the_rest(
+    cur: dbapi.Cursor, table: Table, calls: Any
+) -> None:
+    """Rows 3 and 27 (in different batches) are duplicates; every other row is written, the
+    second batch included, and the error names both rows with DynamoDB's message."""
+    cur.executemany(table.insert_sql(["pk", "sk"]), [("a", "003"), ("a", "027")])
+    rows = [("a", f"{i:03}") for i in range(30)]
+    with pytest.raises(dbapi.IntegrityError) as raised:
+        cur.executemany(table.insert_sql(["pk", "sk"]), rows)
+    message = str(raised.value)
+    assert "2 of 30 batched statements failed" in message
+    assert "row 3: DuplicateItem: Duplicate primary key exists in table" in message
+    assert "row 27: DuplicateItem" in message
+    assert raised.value.code == "DuplicateItem"
+    assert cur.rowcount == 28
+    assert batch_sizes(calls) == [2, 25, 5]
+    assert table.keys(cur) == rows
+
+
+def test_executemany_update_counts_only_existing_items(cur: dbapi.Cursor, table: Table) -> None:
+    cur.executemany(table.insert_sql(["pk", "sk"]), [("a", "1"), ("a", "2")])
+    cur.executemany(update_sql(table), [("x", "a", "1"), ("x", "a", "missing"), ("x", "a", "2")])
+    assert cur.rowcount == 2
+    assert table.keys(cur) == [("a", "1"), ("a", "2")]
+
+
+@pytest.mark.parametrize(("returning", "expected"), [(" RETURNING ALL OLD *", 2), ("", -1)])
+def test_executemany_delete_counts(cur: dbapi.Cursor, table: Table, returning: str, expected: int) -> None:
+    cur.executemany(table.insert_sql(["pk", "sk"]), [("a", "1"), ("a", "2")])
+    cur.executemany(delete_sql(table, returning), [("a", "1"), ("a", "missing"), ("a", "2")])
+    assert cur.rowcount == expected
+    assert table.keys(cur) == []
+
+
+def test_executemany_of_nothing(cur: dbapi.Cursor, table: Table, calls: Any) -> None:
+    cur.executemany(table.insert_sql(["pk", "sk"]), [])
+    assert cur.rowcount == 0
+    assert dict(calls) == {}
+
+
+def test_executemany_refuses_select(cur: dbapi.Cursor, table: Table, calls: Any) -> None:
+    with pytest.raises(dbapi.NotSupportedError, match="run a SELECT with execute"):
+        cur.executemany(f'SELECT * FROM {table.ref} WHERE "pk" = ?', [["a"]])
+    assert dict(calls) == {}

@@ -1,0 +1,269 @@
+"""errors.py's mapping of DynamoDB errors onto PEP 249 classes, each produced by the real
+server where it can produce it; DynamoDB's own message must survive in the exception text."""
+
+from __future__ import annotations
+
+import socket
+import uuid
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from sa_dynamo import dbapi
+from sa_dynamo.dbapi import errors
+from sa_dynamo.dbapi.statement import MAX_STATEMENT_BYTES
+
+from .support import Table
+
+# (statement with {t} for the table, parameters, class, code, DynamoDB's message)
+SERVER_ERRORS = [
+    (
+        "INSERT INTO {t} VALUE {{'pk': ?, 'sk': ?}}",
+        ["a", "1"],
+        dbapi.IntegrityError,
+        "DuplicateItem",
+        "Duplicate primary key exists in table",
+    ),
+    # `order` is reserved unless double-quoted (partiql-reference §1).
+    (
+        "SELECT order FROM {t}",
+        [],
+        dbapi.ProgrammingError,
+        "ValidationException",
+        "Statement wasn't well formed",
+    ),
+    (
+        'SELECT * FROM {t} WHERE "pk" = ?',
+        [],
+        dbapi.ProgrammingError,
+        "ValidationException",
+        "Number of parameters in request and statement don't match",
+    ),
+    (
+        'UPDATE {t} SET "v" = ? WHERE "pk" = ?',
+        [1, "a"],
+        dbapi.ProgrammingError,
+        "ValidationException",
+        "Where clause does not contain a mandatory equality on all key attributes",
+    ),
+    (
+        'SELECT * FROM "no_such_table_here"',
+        [],
+        dbapi.ProgrammingError,
+        "ResourceNotFoundException",
+        "Cannot do operations on a non-existent table",
+    ),
+    (
+        "INSERT INTO {t} VALUE {{'pk': ?, 'sk': ?}}",
+        [1, "1"],
+        dbapi.DataError,
+        "ValidationException",
+        "Key attribute's data type should match its data type in table's schema: Key pk",
+    ),
+    (
+        'SELECT * FROM {t} WHERE "pk" = ? AND "sk" = ?',
+        ["a", 1],
+        dbapi.DataError,
+        "ValidationException",
+        "Key attribute's data type should match its data type in table's schema: Key sk",
+    ),
+    (
+        "INSERT INTO {t} VALUE {{'pk': ?, 'sk': ?}}",
+        ["", "1"],
+        dbapi.DataError,
+        "ValidationException",
+        "The AttributeValue for a key attribute cannot contain an empty string value. Key: pk",
+    ),
+    (
+        "INSERT INTO {t} VALUE {{'pk': ?}}",
+        ["b"],
+        dbapi.DataError,
+        "ValidationException",
+        "Key attribute should be present in the item: Key sk",
+    ),
+    (
+        "INSERT INTO {t} VALUE {{'pk': ?, 'sk': ?, 'v': ?}}",
+        ["b", "1", "x" * 410_000],
+        dbapi.DataError,
+        "ValidationException",
+        "Item size has exceeded the maximum allowed size",
+    ),
+    (
+        'UPDATE {t} SET "v" = ? WHERE "pk" = ? AND "sk" = ?',
+        [{"": 1}, "a", "1"],
+        dbapi.DataError,
+        "ValidationException",
+        "Empty attribute name",
+    ),
+    # Numbers the client checks for parameters can still arrive as literals in the text.
+    (
+        "INSERT INTO {t} VALUE {{'pk': 'b', 'sk': '1', 'v': " + "1" * 39 + "}}",
+        [],
+        dbapi.DataError,
+        "ValidationException",
+        "DynamoDB only supports precision up to 38 digits",
+    ),
+    (
+        "INSERT INTO {t} VALUE {{'pk': 'b', 'sk': '1', 'v': 1E+126}}",
+        [],
+        dbapi.DataError,
+        "ValidationException",
+        "Number overflow",
+    ),
+    (
+        "INSERT INTO {t} VALUE {{'pk': 'b', 'sk': '1', 'v': 1E-131}}",
+        [],
+        dbapi.DataError,
+        "ValidationException",
+        "Number underflow",
+    ),
+    (
+        "INSERT INTO {t} VALUE {{'pk': 'b', 'sk': '1', 'v': -0.0}}",
+        [],
+        dbapi.DataError,
+        "ValidationException",
+        "Negative zero decimal is not supported",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "params", "cls", "code", "message"), SERVER_ERRORS, ids=[case[4][:40] for case in SERVER_ERRORS]
+)
+def test_server_errors(
+    cur: dbapi.Cursor, table: Table, text: str, params: list, cls: type, code: str, message: str
+) -> None:
+    table.insert(cur, {"pk": "a", "sk": "1"})
+    with pytest.raises(dbapi.DatabaseError) as raised:
+        cur.execute(text.format(t=table.ref), params)
+    assert type(raised.value) is cls
+    assert raised.value.code == code
+    assert str(raised.value).startswith(f"{code}: ")
+    assert message in str(raised.value)
+    assert raised.value.response["Error"]["Code"] == code
+
+
+def padded(statement: str, size: int, filler: str) -> str:
+    """The statement followed by a comment of ``filler`` that makes it ``size`` UTF-8 bytes."""
+    room = size - len(statement.encode()) - len(" /*  */")
+    width = len(filler.encode())
+    return f"{statement} /* {filler * (room // width)}{' ' * (room % width)} */"
+
+
+@pytest.mark.parametrize("filler", [" ", "😀"])
+def test_statement_over_8192_bytes_is_refused_before_sending(
+    cur: dbapi.Cursor, table: Table, calls: Any, filler: str
+) -> None:
+    select = f'SELECT * FROM {table.ref} WHERE "pk" = ?'
+    largest = padded(select, MAX_STATEMENT_BYTES, filler)
+    assert len(largest.encode()) == MAX_STATEMENT_BYTES
+    cur.execute(largest, ["a"])
+    assert cur.fetchall() == []
+    delete = f'DELETE FROM {table.ref} WHERE "pk" = ? AND "sk" = ?'
+    for run in (
+        lambda: cur.execute(padded(select, MAX_STATEMENT_BYTES + 1, filler), ["a"]),
+        lambda: cur.executemany(padded(delete, MAX_STATEMENT_BYTES + 1, filler), [["a", "1"]]),
+    ):
+        with pytest.raises(
+            dbapi.ProgrammingError, match="statement is 8193 bytes; DynamoDB accepts at most 8192"
+        ):
+            run()
+    assert len(calls["ExecuteStatement"]) == 1
+    assert "BatchExecuteStatement" not in calls
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+ONE_ATTEMPT = {"retries": {"total_max_attempts": 1}, "connect_timeout": 2, "read_timeout": 10}
+
+
+def test_connection_refused_is_an_operational_error() -> None:
+    connection = dbapi.connect(endpoint_url=f"http://127.0.0.1:{closed_port()}", client_config=ONE_ATTEMPT)
+    with pytest.raises(dbapi.OperationalError, match="connection to DynamoDB failed: Could not connect"):
+        connection.cursor().execute('SELECT * FROM "t"')
+
+
+def test_internal_failure_is_an_internal_error(endpoint_url: str, table: Table) -> None:
+    """DynamoDB Local answers `sk IS MISSING` on a key attribute with HTTP 500 InternalFailure
+    (partiql-reference §3); one attempt, so that botocore does not retry it."""
+    connection = dbapi.connect(endpoint_url=endpoint_url, client_config=ONE_ATTEMPT)
+    with pytest.raises(
+        dbapi.InternalError, match="InternalFailure: The request processing has failed"
+    ) as raised:
+        connection.cursor().execute(f'SELECT * FROM {table.ref} WHERE "pk" = ? AND "sk" IS MISSING', ["a"])
+    assert raised.value.code == "InternalFailure"
+
+
+@pytest.mark.parametrize(
+    ("operation", "rows", "cls", "code", "message"),
+    [
+        (
+            "INSERT INTO {t} VALUE {{'pk': ?, 'sk': ?}}",
+            [["a", "2"], ["a", "1"]],
+            dbapi.IntegrityError,
+            "DuplicateItem",
+            "row 1: DuplicateItem: Duplicate primary key exists in table",
+        ),
+        (
+            "INSERT INTO \"no_such_table_here\" VALUE {{'pk': ?, 'sk': ?}}",
+            [["a", "2"]],
+            dbapi.ProgrammingError,
+            "ResourceNotFound",
+            "row 0: ResourceNotFound: Cannot do operations on a non-existent table",
+        ),
+        (
+            "INSERT INTO {t} VALUE {{'pk': ?, 'sk': ?, 'v': ?}}",
+            [["a", "2", "x"], ["a", "3", "x" * 410_000]],
+            dbapi.DataError,
+            "ValidationError",
+            "row 1: ValidationError: Item size has exceeded the maximum allowed size",
+        ),
+    ],
+)
+def test_batch_statement_errors(
+    cur: dbapi.Cursor, table: Table, operation: str, rows: list, cls: type, code: str, message: str
+) -> None:
+    """executemany in autocommit: each statement's error is reported inside one PEP 249 error."""
+    table.insert(cur, {"pk": "a", "sk": "1"})
+    with pytest.raises(dbapi.DatabaseError) as raised:
+        cur.executemany(operation.format(t=table.ref), rows)
+    assert type(raised.value) is cls
+    assert raised.value.code == code
+    assert f"1 of {len(rows)} batched statements failed, the others were applied: {message}" == str(
+        raised.value
+    )
+
+
+def test_duplicate_keys_in_one_batch_are_a_programming_error(cur: dbapi.Cursor, table: Table) -> None:
+    with pytest.raises(dbapi.ProgrammingError, match="Provided list of item keys contains duplicates"):
+        cur.executemany(table.insert_sql(["pk", "sk"]), [["a", "1"], ["a", "1"]])
+
+
+def test_reused_transaction_token_is_a_programming_error(client: Any, table: Table) -> None:
+    """The driver never reuses a token; the mapping still has to hold if a caller does."""
+    token = uuid.uuid4().hex
+
+    def transaction(sk: str) -> None:
+        statement = {"Statement": f"INSERT INTO {table.ref} VALUE {{'pk': 'a', 'sk': '{sk}'}}"}
+        client.execute_transaction(TransactStatements=[statement], ClientRequestToken=token)
+
+    transaction("1")
+    with pytest.raises(ClientError) as raw:
+        transaction("2")
+    error = errors.translate(raw.value)
+    assert type(error) is dbapi.ProgrammingError
+    assert "Specified idempotent token was used with different request parameters" in str(error)
+
+
+def test_translate_keeps_driver_errors_and_wraps_unknown_ones() -> None:
+    error = dbapi.DataError("already translated")
+    assert errors.translate(error) is error
+    wrapped = errors.translate(ValueError("boom"))
+    assert type(wrapped) is dbapi.InterfaceError
+    assert str(wrapped) == "ValueError: boom"
