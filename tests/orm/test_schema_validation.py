@@ -59,7 +59,8 @@ def two_roots(**second):
     ],
 )
 def test_mismatch_across_separate_metadata_names_both_classes(second, message):
-    (first_base, _), (second_base, _) = two_roots(**second)
+    # Hold the classes: SQLAlchemy's registries refer to them weakly.
+    (first_base, _left), (second_base, _right) = two_roots(**second)
     try:
         with pytest.raises(KeySchemaMismatchError) as raised:
             configure_mappers()
@@ -71,7 +72,7 @@ def test_mismatch_across_separate_metadata_names_both_classes(second, message):
 
 
 def test_agreeing_classes_configure():
-    (first_base, _), (second_base, _) = two_roots()
+    (first_base, _left), (second_base, _right) = two_roots()
     try:
         configure_mappers()
     finally:
@@ -81,13 +82,13 @@ def test_agreeing_classes_configure():
 
 def test_unrelated_roots_without_a_discriminator_cannot_share_a_table():
     table = unique("plain")
-    bases = []
+    bases, classes = [], []
     for name in ("Left", "Right"):
 
         class Base(DeclarativeBase):
             pass
 
-        type(name, (Base,), {"__tablename__": table, "pk": mapped_column(String, primary_key=True)})
+        classes.append(type(name, (Base,), {"__tablename__": table, "pk": mapped_column(String, primary_key=True)}))
         bases.append(Base)
     try:
         with pytest.raises(KeySchemaMismatchError, match="without a discriminator"):
