@@ -11,11 +11,12 @@ import logging
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import statement as stmt
 from .errors import (
     CONDITION_FAILED,
+    DataError,
     Error,
     InterfaceError,
     NotSupportedError,
@@ -55,6 +56,38 @@ def request(operation: str, parameters: Sequence[Any] | None) -> dict[str, Any]:
     return body
 
 
+class Discriminator(NamedTuple):
+    """What to do with items whose discriminator names no known kind (written by someone else).
+
+    ``policy`` is "skip" (drop them, counted in ``Cursor.skipped`` and the log), "raise" (a
+    DataError naming the value) or "base" (present them as ``base``, the loading class's kind).
+    """
+
+    attribute: str
+    known: frozenset[str]
+    policy: str
+    base: str
+
+    def sort_out(self, items: list[dict[str, Any]], cursor: Cursor) -> list[dict[str, Any]]:
+        kept = []
+        for item in items:
+            value = item.get(self.attribute, {}).get("S")
+            if value is None or value in self.known:
+                kept.append(item)
+            elif self.policy == "raise":
+                raise DataError(
+                    f"an item has {self.attribute} = {value!r}, which no mapped class uses (known: "
+                    f"{', '.join(sorted(self.known))}); map a class for it, or load with "
+                    "dynamodb_unknown_type='skip' or 'base'"
+                )
+            elif self.policy == "base":
+                kept.append({**item, self.attribute: {"S": self.base}})
+            else:
+                cursor.skipped += 1
+                log.info("skipped an item with unknown %s = %r", self.attribute, value)
+        return kept
+
+
 class Cursor:
     """PEP 249 cursor. Extensions: ``page_size`` (items DynamoDB evaluates per request),
     ``consistent_read``, ``max_rows`` (stop reading after that many rows), ``count_only`` (a
@@ -76,7 +109,9 @@ class Cursor:
         self.consistent_read = False
         self.max_rows: int | None = None
         self.count_only = False
+        self.discriminator: Discriminator | None = None
         self.pages = 0
+        self.skipped = 0
         self._closed = False
         self._reset()
 
@@ -172,6 +207,7 @@ class Cursor:
         self.description = None
         self.rowcount = -1
         self.pages = 0
+        self.skipped = 0
         self._rows: deque[tuple] = deque()
         self._names: list[str] = []
         self._request: dict[str, Any] | None = None  # set while more pages may follow
@@ -223,6 +259,8 @@ class Cursor:
         return items
 
     def _queue(self, items: list[dict[str, Any]]) -> None:
+        if self.discriminator is not None:
+            items = self.discriminator.sort_out(items, self)
         for item in items:
             self._rows.append(tuple(deserialize(item[n]) if n in item else None for n in self._names))
 

@@ -14,11 +14,13 @@ from typing import Any
 
 from sqlalchemy import types as sqltypes
 from sqlalchemy.engine import default, reflection
+from sqlalchemy.exc import ArgumentError
 from sqlalchemy.sql import compiler
 from sqlalchemy.sql import schema as sa_schema
 
 from .. import dbapi as dynamo_dbapi
 from ..dbapi import admin
+from ..dbapi.cursor import Discriminator
 from .compiler import DynamoDBCompiler, DynamoDBIdentifierPreparer
 from .ddl import DynamoDBDDLCompiler
 from .types import colspecs
@@ -27,6 +29,7 @@ log = logging.getLogger("sa_dynamo")
 
 _REFLECTED_TYPES = {"S": sqltypes.String, "N": sqltypes.Numeric, "B": sqltypes.LargeBinary}
 ISOLATION_LEVELS = ("SERIALIZABLE", "AUTOCOMMIT")
+UNKNOWN_TYPE_POLICIES = ("skip", "raise", "base")
 
 
 def _absent(template: Any, params: Any) -> frozenset[int]:
@@ -69,6 +72,15 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         cursor.page_size = options.get("dynamodb_page_size")
         cursor.consistent_read = bool(options.get("dynamodb_consistent_read", False))
         cursor.count_only = compiled.dynamodb_count_only
+        discriminator = options.get("dynamodb_discriminator")
+        if discriminator is not None:
+            policy = options.get("dynamodb_unknown_type", "skip")
+            if policy not in UNKNOWN_TYPE_POLICIES:
+                raise ArgumentError(
+                    f"dynamodb_unknown_type must be one of {', '.join(UNKNOWN_TYPE_POLICIES)}, not {policy!r}"
+                )
+            attribute, known, base = discriminator
+            cursor.discriminator = Discriminator(attribute, known, policy, base)
         if compiled.dynamodb_limit_bind is not None:
             cursor.max_rows = int(self.compiled_parameters[0][compiled.dynamodb_limit_bind])
 

@@ -58,13 +58,22 @@ def _on_dynamodb(state: ORMExecuteState, mapper: Mapper) -> bool:
 
 @event.listens_for(Session, "do_orm_execute")
 def _inject_discriminator_filter(state: ORMExecuteState) -> None:
-    if not state.is_select or state.execution_options.get(FILTER_OPTION, True) is False:
+    """Filter base-class queries by the identities they can load; and tell the driver which
+    identities are known, so that items of unknown kinds that still arrive (the filter turned
+    off with ``dynamodb_discriminator_filter=False``, or ``from_statement()`` text) follow the
+    ``dynamodb_unknown_type`` policy: "skip" (default), "raise" or "base"."""
+    if not state.is_select:
         return
     for mapper in state.all_mappers:
         column = discriminator_column(mapper)
         if column is None or mapper.inherits is not None or not _on_dynamodb(state, mapper):
             continue
-        criteria = column.in_(identities(mapper))
-        state.statement = state.statement.options(
-            with_loader_criteria(mapper, criteria, include_aliases=True)
+        known = identities(mapper)
+        state.update_execution_options(
+            dynamodb_discriminator=(column.name, frozenset(known), mapper.polymorphic_identity)
         )
+        if state.execution_options.get(FILTER_OPTION, True) is not False:
+            criteria = column.in_(known)
+            state.statement = state.statement.options(
+                with_loader_criteria(mapper, criteria, include_aliases=True)
+            )

@@ -88,7 +88,9 @@ def test_unrelated_roots_without_a_discriminator_cannot_share_a_table():
         class Base(DeclarativeBase):
             pass
 
-        classes.append(type(name, (Base,), {"__tablename__": table, "pk": mapped_column(String, primary_key=True)}))
+        classes.append(
+            type(name, (Base,), {"__tablename__": table, "pk": mapped_column(String, primary_key=True)})
+        )
         bases.append(Base)
     try:
         with pytest.raises(KeySchemaMismatchError, match="without a discriminator"):

@@ -3,9 +3,11 @@ returned, key templates computed and turned into key conditions, item collection
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from sqlalchemy import select
-from sqlalchemy.exc import InvalidRequestError
+from sqlalchemy.exc import DataError, InvalidRequestError
 from sqlalchemy.orm import Session
 
 import sa_dynamo
@@ -203,3 +205,40 @@ def test_a_sort_key_condition_of_the_query_replaces_the_template_prefix(engine, 
         f'SELECT "product" FROM "{table}" WHERE "pk" = ? AND begins_with("sk", ?) '
         f'AND ("customer_id" = ? AND "$type" IN [?])'
     ]
+
+
+@pytest.mark.parametrize("policy", ["skip", "raise", "base"])
+def test_unknown_kinds_follow_the_policy_when_the_filter_is_off(engine, loaded, policy):
+    Item = loaded.Item
+    query = (
+        select(Item)
+        .where(Item.pk == "CUSTOMER#42", Item.sk >= "INVOICE#")
+        .execution_options(dynamodb_discriminator_filter=False, dynamodb_unknown_type=policy)
+    )
+    with Session(engine) as session:
+        if policy == "raise":
+            with pytest.raises(DataError, match="'Invoice', which no mapped class uses"):
+                session.scalars(query).all()
+            return
+        found = [(type(i).__name__, i.sk) for i in session.scalars(query)]
+    expected_invoice = [("Item", "INVOICE#1")] if policy == "base" else []
+    assert found == [
+        *expected_invoice,
+        ("Customer", "METADATA"),
+        ("Order", "ORDER#1"),
+        ("OrderItem", "ORDER#1#ITEM#1"),
+        ("OrderItem", "ORDER#1#ITEM#2"),
+        ("Order", "ORDER#2"),
+        ("OrderItem", "ORDER#2#ITEM#1"),
+    ]
+
+
+def test_unknown_kinds_are_skipped_and_counted_by_default(engine, loaded, caplog):
+    Item = loaded.Item
+    query = (
+        select(Item).where(Item.pk == "CUSTOMER#42").execution_options(dynamodb_discriminator_filter=False)
+    )
+    with caplog.at_level(logging.INFO, logger="sa_dynamo"), Session(engine) as session:
+        kinds = {type(i).__name__ for i in session.scalars(query)}
+    assert kinds == {"Customer", "Order", "OrderItem"}
+    assert "skipped an item with unknown $type = 'Invoice'" in caplog.text
