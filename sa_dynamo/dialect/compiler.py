@@ -10,10 +10,10 @@ chains. Identifiers are always double-quoted, values always ``?`` parameters.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
-from sqlalchemy import exc
-from sqlalchemy.sql import compiler, crud, elements, operators, visitors
+from sqlalchemy import Boolean, and_, exc, false, func, or_, true
+from sqlalchemy.sql import compiler, crud, elements, functions, operators, visitors
 from sqlalchemy.sql.schema import Index, Table
 from sqlalchemy.sql.selectable import Alias, Join, Subquery
 
@@ -45,7 +45,82 @@ _SUPPORTED_BINARY = {
     operators.between_op,
     operators.startswith_op,
     operators.not_startswith_op,
+    operators.not_between_op,
+    operators.contains_op,
+    operators.not_contains_op,
+    operators.json_getitem_op,
+    operators.json_path_getitem_op,
 }
+
+
+def _refuse(what: str, instead: str) -> NoReturn:
+    raise exc.CompileError(f"DynamoDB PartiQL cannot express {what}: {instead}")
+
+
+MAX_IN_OPERANDS = 100
+MAX_OPERATORS = 300
+# DynamoDB's condition functions and their arity; nothing else runs server-side.
+_FUNCTIONS = {
+    "attribute_exists": 1,
+    "attribute_not_exists": 1,
+    "attribute_type": 2,
+    "begins_with": 2,
+    "contains": 2,
+    "size": 1,
+}
+_NEGATED_FUNCTIONS = {"attribute_exists": "attribute_not_exists", "attribute_not_exists": "attribute_exists"}
+
+
+def _is_boolean_attribute(clause: Any) -> bool:
+    return (
+        isinstance(clause, elements.ColumnClause)
+        and not clause.is_literal
+        and clause.type._type_affinity is Boolean
+    )
+
+
+def _condition(clause: Any) -> Any:
+    """A WHERE clause with its NOTs pushed down to the tests and bare boolean attributes
+    compared with true, so every test can carry the guard SQL's three-valued logic needs."""
+    if isinstance(clause, elements.BooleanClauseList) and clause.operator in (operators.and_, operators.or_):
+        parts = [_condition(c) for c in clause.clauses]
+        if all(new is old for new, old in zip(parts, clause.clauses, strict=True)):
+            return clause
+        return (and_ if clause.operator is operators.and_ else or_)(*parts)
+    if isinstance(clause, elements.Grouping):
+        return _condition(clause.element)
+    if isinstance(clause, elements.UnaryExpression) and clause.operator is operators.inv:
+        return _negated(clause.element)
+    if isinstance(clause, elements.AsBoolean) and _is_boolean_attribute(clause.element):
+        return _equals(clause.element, true() if clause.operator is operators.is_true else false())
+    if _is_boolean_attribute(clause):
+        return _equals(clause, true())
+    return clause
+
+
+def _equals(attribute: Any, constant: Any) -> Any:
+    # Built directly: `column == true()` would become SQLAlchemy's IS TRUE, which PartiQL lacks.
+    return elements.BinaryExpression(attribute, constant, operators.eq, negate=operators.ne)
+
+
+def _negated(clause: Any) -> Any:
+    """NOT clause, as a clause that is TRUE exactly where SQL's NOT is TRUE (not where it is
+    unknown): De Morgan down to the tests, each test replaced by its guarded opposite."""
+    clause = _condition(clause)
+    if isinstance(clause, elements.BooleanClauseList) and clause.operator in (operators.and_, operators.or_):
+        combine = or_ if clause.operator is operators.and_ else and_
+        return combine(*(_negated(c) for c in clause.clauses))
+    if isinstance(clause, elements.UnaryExpression) and clause.operator is operators.inv:
+        return _condition(clause.element)
+    if isinstance(clause, elements.BinaryExpression) and clause.negate is not None:
+        if _is_boolean_attribute(clause.left) and isinstance(clause.right, elements.True_):
+            return _equals(clause.left, false())
+        return clause._negate()
+    if isinstance(clause, functions.FunctionElement) and clause.name.lower() in _NEGATED_FUNCTIONS:
+        return getattr(func, _NEGATED_FUNCTIONS[clause.name.lower()])(*clause.clauses)
+    if isinstance(clause, (elements.True_, elements.False_)):
+        return clause._negate()
+    _refuse(f"NOT of {type(clause).__name__}", "write the opposite condition directly")
 
 
 def _table_of(from_: Any) -> Any:
@@ -134,8 +209,7 @@ class DynamoDBCompiler(compiler.SQLCompiler):
 
     # -- helpers ---------------------------------------------------------------------------
 
-    def _refuse(self, what: str, instead: str) -> None:
-        raise exc.CompileError(f"DynamoDB PartiQL cannot express {what}: {instead}")
+    _refuse = staticmethod(_refuse)
 
     def _single_table(self, from_: Any, statement: str) -> Table:
         from_ = _table_of(from_)
@@ -153,7 +227,6 @@ class DynamoDBCompiler(compiler.SQLCompiler):
             "second query on their partition key; for an item collection use its default lazy "
             "loading, or one base-class query over the partition instead of selectinload/joinedload)",
         )
-        raise AssertionError("unreachable")
 
     @staticmethod
     def _terms(criteria: Any) -> list[Any]:
@@ -164,7 +237,11 @@ class DynamoDBCompiler(compiler.SQLCompiler):
             elif isinstance(criterion, elements.Grouping):
                 terms.extend(DynamoDBCompiler._terms([criterion.element]))
             else:
-                terms.append(_attribute_first(criterion))
+                condition = _condition(criterion)
+                if condition is criterion:
+                    terms.append(_attribute_first(criterion))
+                else:
+                    terms.extend(DynamoDBCompiler._terms([condition]))
         return terms
 
     @staticmethod
@@ -363,7 +440,7 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         if op not in _SUPPORTED_BINARY:
             self._refuse(
                 f"the operator {_operator_name(op)}",
-                "use comparisons, IN, BETWEEN, IS NULL or startswith(); filter further in Python",
+                "use comparisons, IN, BETWEEN, IS NULL, startswith() or contains(); filter further in Python",
             )
         if isinstance(binary.right, elements.ColumnClause) and not binary.right.is_literal:
             self._refuse(
@@ -372,10 +449,13 @@ class DynamoDBCompiler(compiler.SQLCompiler):
             )
         return super().visit_binary(binary, override_operator=override_operator, **kw)
 
+    def _guarded(self, binary, text: str, **kw) -> str:
+        # PartiQL: a negated test is TRUE when the attribute is missing; SQL: unknown, no row.
+        return f"({text} AND {self.process(binary.left, **kw)} IS NOT MISSING)"
+
     def visit_ne_binary(self, binary, operator, **kw):
-        # PartiQL: `a <> ?` is TRUE when `a` is missing; SQL: unknown, the row is not returned.
-        left = self.process(binary.left, **kw)
-        return f"({left} <> {self.process(binary.right, **kw)} AND {left} IS NOT MISSING)"
+        left, right = self.process(binary.left, **kw), self.process(binary.right, **kw)
+        return self._guarded(binary, f"{left} <> {right}", **kw)
 
     def visit_is__binary(self, binary, operator, **kw):
         left = self.process(binary.left, **kw)
@@ -405,34 +485,88 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         return self._in(binary, **kw)
 
     def visit_not_in_op_binary(self, binary, operator, **kw):
-        left = self.process(binary.left, **kw)
-        return f"(NOT {self._in(binary, **kw)} AND {left} IS NOT MISSING)"
+        return self._guarded(binary, f"NOT {self._in(binary, **kw)}", **kw)
 
     def visit_empty_set_op_expr(self, type_, expand_op, **kw):
         self._refuse("IN with an empty list", "skip the query when the list is empty (it matches no row)")
 
-    def visit_startswith_op_binary(self, binary, operator, **kw):
+    def _literal_execute_expanding_parameter(self, name, parameter, values, **kw):
+        if len(values) > MAX_IN_OPERANDS:
+            self._refuse(
+                f"IN with {len(values)} values",
+                f"DynamoDB takes at most {MAX_IN_OPERANDS}; split the list into several queries",
+            )
+        return super()._literal_execute_expanding_parameter(name, parameter, values, **kw)
+
+    def visit_not_between_op_binary(self, binary, operator, **kw):
+        text = super().visit_binary(binary, override_operator=operators.between_op, **kw)
+        return self._guarded(binary, f"NOT {text}", **kw)
+
+    def _function_of_value(self, name: str, binary, **kw) -> str:
         if binary.modifiers.get("escape") is not None or binary.modifiers.get("autoescape"):
             self._refuse(
-                "startswith() with escape/autoescape", "begins_with takes the prefix literally; drop them"
+                f"{name}() with escape/autoescape", f"{name} takes its argument literally; drop them"
             )
         if not isinstance(binary.right, elements.BindParameter):
-            self._refuse("startswith() of an expression", "pass the prefix as a Python string")
-        return f"begins_with({self.process(binary.left, **kw)}, {self.process(binary.right, **kw)})"
+            self._refuse(f"{name}() of an expression", "pass the value as a Python value")
+        return f"{name}({self.process(binary.left, **kw)}, {self.process(binary.right, **kw)})"
+
+    def visit_startswith_op_binary(self, binary, operator, **kw):
+        return self._function_of_value("begins_with", binary, **kw)
 
     def visit_not_startswith_op_binary(self, binary, operator, **kw):
-        left = self.process(binary.left, **kw)
-        return f"(NOT {self.visit_startswith_op_binary(binary, operator, **kw)} AND {left} IS NOT MISSING)"
+        return self._guarded(binary, f"NOT {self._function_of_value('begins_with', binary, **kw)}", **kw)
+
+    def visit_contains_op_binary(self, binary, operator, **kw):
+        return self._function_of_value("contains", binary, **kw)
+
+    def visit_not_contains_op_binary(self, binary, operator, **kw):
+        return self._guarded(binary, f"NOT {self._function_of_value('contains', binary, **kw)}", **kw)
+
+    def _path_step(self, binary, **kw) -> str:
+        key = binary.right
+        if not isinstance(key, elements.BindParameter):
+            self._refuse("a JSON path with a computed key", "index JSON with a Python str or int")
+        step = self.process(key, literal_execute=True, **kw)
+        return f"[{step}]"
+
+    def visit_json_getitem_op_binary(self, binary, operator, **kw):
+        # A literal path step (rendered per execution, so the statement cache stays correct):
+        # "doc"['a'][0]. DynamoDB cannot take a parameter inside a path.
+        return self.process(binary.left, **kw) + self._path_step(binary, **kw)
+
+    def visit_json_path_getitem_op_binary(self, binary, operator, **kw):
+        self._refuse("a JSON path given as a tuple", 'chain the steps instead: doc["a"]["b"]')
+
+    def visit_function(self, func, **kw):
+        name = func.name.lower()
+        arity = _FUNCTIONS.get(name)
+        if arity is None:
+            self._refuse(
+                f"the SQL function {func.name}()",
+                f"DynamoDB offers {', '.join(sorted(_FUNCTIONS))}; compute anything else in Python",
+            )
+        arguments = list(func.clauses)
+        if len(arguments) != arity:
+            self._refuse(f"{name}() with {len(arguments)} arguments", f"{name} takes {arity}")
+        return f"{name}({', '.join(self.process(a, **kw) for a in arguments)})"
 
     def visit_unary(self, unary, **kw):
         if unary.operator is operators.inv:
-            self._refuse("NOT", "write the negated comparison (!=, not_in, ...) directly")
+            return self.process(_negated(unary.element), **kw)
         if unary.modifier in (operators.asc_op, operators.desc_op):
             return super().visit_unary(unary, **kw)
+        if unary.modifier in (operators.is_true, operators.is_false) and _is_boolean_attribute(unary.element):
+            constant = true() if unary.modifier is operators.is_true else false()
+            return self.process(_equals(unary.element, constant), **kw)
         self._refuse(f"the unary operator {_operator_name(unary.operator or unary.modifier)}", "remove it")
 
-    def visit_function(self, func, **kw):
-        self._refuse(f"the SQL function {func.name}()", "compute it in Python")
+    def visit_clauselist(self, clauselist, **kw):
+        if clauselist.operator in (operators.and_, operators.or_):
+            clauselist = _condition(clauselist)
+            if not isinstance(clauselist, elements.ClauseList):
+                return self.process(clauselist, **kw)
+        return super().visit_clauselist(clauselist, **kw)
 
     def visit_cast(self, cast, **kw):
         self._refuse("CAST", "convert the value in Python before comparing")

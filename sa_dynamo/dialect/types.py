@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import types as sqltypes
 from sqlalchemy.exc import ArgumentError
+from sqlalchemy.sql import operators
 
 # DynamoDB attribute types a key attribute can have, by SQLAlchemy type affinity.
 _KEY_TYPES: list[tuple[type, str]] = [
@@ -214,9 +215,16 @@ class _SetType(sqltypes.UserDefinedType):
     element_type: type | tuple[type, ...] = ()
     kind = ""
     code = ""
+    element_sqltype: type[sqltypes.TypeEngine] = sqltypes.NullType
 
     def get_col_spec(self, **kw: Any) -> str:
         return self.code
+
+    def coerce_compared_value(self, op: Any, value: Any) -> sqltypes.TypeEngine:
+        # tags.contains("red") compares with one element, not with a set.
+        if op in (operators.contains_op, operators.not_contains_op):
+            return self.element_sqltype()
+        return self
 
     @property
     def python_type(self) -> type:
@@ -241,25 +249,31 @@ class _SetType(sqltypes.UserDefinedType):
 class StringSet(_SetType):
     """DynamoDB string set (SS)."""
 
+    cache_ok = True
     element_type = str
     kind = "string"
     code = "SS"
+    element_sqltype = sqltypes.String
 
 
 class NumberSet(_SetType):
     """DynamoDB number set (NS); elements come back as Decimal."""
 
+    cache_ok = True
     element_type = (int, float, Decimal)
     kind = "number"
     code = "NS"
+    element_sqltype = sqltypes.Numeric
 
 
 class BinarySet(_SetType):
     """DynamoDB binary set (BS)."""
 
+    cache_ok = True
     element_type = (bytes, bytearray)
     kind = "binary"
     code = "BS"
+    element_sqltype = sqltypes.LargeBinary
 
 
 colspecs = {

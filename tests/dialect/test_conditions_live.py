@@ -1,0 +1,102 @@
+"""Each translated condition against DynamoDB Local: the rows SQL semantics say, no more."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    create_engine,
+    func,
+    not_,
+    or_,
+    select,
+)
+
+import sa_dynamo
+
+
+def value_of(i: int) -> dict:
+    """Row i: every attribute is absent on some rows."""
+    return {
+        "pk": "A",
+        "sk": i,
+        "b": [True, False, None][i % 3],
+        "n": None if i % 4 == 0 else i,
+        "s": [None, "ab", "abc", "x"][i % 4],
+        "tags": {"red", "blue"} if i % 2 else None,
+        "doc": {"a": {"b": i}, "l": [i, "q"]} if i % 5 else None,
+    }
+
+
+@pytest.fixture(scope="module")
+def table(endpoint_url):
+    engine = create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}")
+    metadata = MetaData()
+    table = Table(
+        "conditions_live",
+        metadata,
+        Column("pk", String, primary_key=True),
+        Column("sk", Integer, primary_key=True),
+        Column("b", Boolean),
+        Column("n", Integer),
+        Column("s", String),
+        Column("tags", sa_dynamo.StringSet),
+        Column("doc", JSON),
+    )
+    metadata.create_all(engine)
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.execute(table.insert(), [value_of(i) for i in range(12)])
+    yield engine, table
+    metadata.drop_all(engine)
+    engine.dispose()
+
+
+def expected(predicate) -> list[int]:
+    """The rows SQL's three-valued logic returns: a predicate that is unknown (None) is no row."""
+    return [i for i in range(12) if predicate(value_of(i)) is True]
+
+
+def known(*values) -> bool:
+    return all(v is not None for v in values)
+
+
+CASES = [
+    ("bare boolean", lambda t: t.c.b, lambda r: r["b"] is True),
+    ("negated boolean", lambda t: ~t.c.b, lambda r: r["b"] is False),
+    ("not between", lambda t: ~t.c.n.between(3, 8), lambda r: known(r["n"]) and not 3 <= r["n"] <= 8),
+    ("contains on a string", lambda t: t.c.s.contains("b"), lambda r: known(r["s"]) and "b" in r["s"]),
+    (
+        "contains on a set",
+        lambda t: t.c.tags.contains("red"),
+        lambda r: known(r["tags"]) and "red" in r["tags"],
+    ),
+    ("size", lambda t: func.size(t.c.tags) == 2, lambda r: known(r["tags"]) and len(r["tags"]) == 2),
+    ("attribute_type", lambda t: func.attribute_type(t.c.doc, "M"), lambda r: known(r["doc"])),
+    ("attribute_exists", lambda t: func.attribute_exists(t.c.n), lambda r: known(r["n"])),
+    ("not attribute_exists", lambda t: ~func.attribute_exists(t.c.n), lambda r: not known(r["n"])),
+    ("json path", lambda t: t.c.doc["a"]["b"] >= 7, lambda r: known(r["doc"]) and r["doc"]["a"]["b"] >= 7),
+    ("json index", lambda t: t.c.doc["l"][0] < 3, lambda r: known(r["doc"]) and r["doc"]["l"][0] < 3),
+    (
+        "not of or",
+        lambda t: not_(or_(t.c.n == 1, t.c.s == "x")),
+        lambda r: known(r["n"], r["s"]) and r["n"] != 1 and r["s"] != "x",
+    ),
+    ("not equal", lambda t: t.c.s != "ab", lambda r: known(r["s"]) and r["s"] != "ab"),
+    ("is null", lambda t: t.c.n.is_(None), lambda r: not known(r["n"])),
+    ("not in", lambda t: t.c.n.not_in([1, 2, 3]), lambda r: known(r["n"]) and r["n"] not in (1, 2, 3)),
+]
+
+
+@pytest.mark.parametrize(("condition", "predicate"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_condition_returns_exactly_the_sql_rows(table, condition, predicate):
+    engine, t = table
+    with engine.connect() as conn:
+        rows = conn.scalars(select(t.c.sk).where(t.c.pk == "A", condition(t))).all()
+    assert rows == expected(predicate)
+    assert rows, "a condition that matches nothing proves nothing"
