@@ -5,16 +5,19 @@ from __future__ import annotations
 from . import exc
 from .dialect.types import BinarySet, NumberSet, StringSet
 from .orm import SingleTable, item_collection, key_of
+from .plan import Plan, explain
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BinarySet",
     "NumberSet",
+    "Plan",
     "SingleTable",
     "StringSet",
     "__version__",
     "exc",
+    "explain",
     "item_collection",
     "key_of",
 ]

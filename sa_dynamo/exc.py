@@ -11,3 +11,11 @@ class KeySchemaMismatchError(sa_exc.ArgumentError):
 
 class KeyTemplateError(sa_exc.ArgumentError):
     """A key template names an attribute its class does not map, or conflicts with another."""
+
+
+class ScanWarning(sa_exc.SAWarning):
+    """A statement scans a whole table (dynamodb_scan='warn', the default)."""
+
+
+class ScanNotAllowed(sa_exc.InvalidRequestError):
+    """A statement would scan a whole table and dynamodb_scan='error' forbids it; nothing was sent."""

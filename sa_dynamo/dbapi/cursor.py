@@ -145,6 +145,15 @@ class Cursor:
             )
         return self
 
+    def describe(self, operation: str) -> Cursor:
+        """Set ``description`` as ``execute`` would, with no rows, sending nothing (for a dry run
+        such as ``sa_dynamo.explain``). ``SELECT *`` describes no columns."""
+        self._check_open()
+        self._reset()
+        if stmt.kind(operation) == "SELECT":
+            self._set_result(stmt.projection(operation) or [], [])
+        return self
+
     def executemany(self, operation: str, seq_of_parameters: Sequence[Sequence[Any]]) -> Cursor:
         self._check_open()
         self._reset()

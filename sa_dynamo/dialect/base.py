@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import warnings
 from collections import defaultdict
 from typing import Any
 
@@ -21,6 +22,8 @@ from sqlalchemy.sql import schema as sa_schema
 from .. import dbapi as dynamo_dbapi
 from ..dbapi import admin
 from ..dbapi.cursor import Discriminator
+from ..exc import ScanNotAllowed, ScanWarning
+from ..plan import Plan, scan_message
 from .compiler import DynamoDBCompiler, DynamoDBIdentifierPreparer
 from .ddl import DynamoDBDDLCompiler
 from .types import colspecs
@@ -30,6 +33,7 @@ log = logging.getLogger("sa_dynamo")
 _REFLECTED_TYPES = {"S": sqltypes.String, "N": sqltypes.Numeric, "B": sqltypes.LargeBinary}
 ISOLATION_LEVELS = ("SERIALIZABLE", "AUTOCOMMIT")
 UNKNOWN_TYPE_POLICIES = ("skip", "raise", "base")
+SCAN_POLICIES = ("allow", "warn", "error")
 
 
 def _absent(template: Any, params: Any) -> frozenset[int]:
@@ -54,7 +58,40 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         if self.isddl:
             self._pre_exec_ddl(compiled)
             return
-        template = getattr(compiled, "dynamodb_template", None)
+        self._apply_template(compiled)
+        self._configure_cursor(compiled)
+        plan = compiled.dynamodb_plan
+        if plan is not None:
+            self._guard(plan.finished(self.statement, self._rendered_at_execution))
+
+    def _rendered_at_execution(self, name: str) -> str:
+        """How a parameter rendered at execution time appears in the statement sent."""
+        if name in self._expanded_parameters:
+            return ", ".join("?" * len(self._expanded_parameters[name]))
+        bind = next(b for b, bind_name in self.compiled.bind_names.items() if bind_name == name)
+        value = self.compiled.construct_params(extracted_parameters=self.extracted_parameters)[name]
+        return self.compiled.render_literal_value(value, bind.type)
+
+    def _guard(self, plan: Plan) -> None:
+        """Log the plan; hold back a scan the policy forbids; hand the plan to explain()."""
+        explain = self.execution_options.get("dynamodb_explain")
+        if explain is not None:
+            explain["plan"] = plan
+            return
+        log.info(plan.summary())
+        if plan.operation != "Scan":
+            return
+        policy = self.execution_options.get("dynamodb_scan", self.dialect.dynamodb_scan)
+        if policy not in SCAN_POLICIES:
+            raise ArgumentError(f"dynamodb_scan must be one of {', '.join(SCAN_POLICIES)}, not {policy!r}")
+        if policy == "error":
+            raise ScanNotAllowed(scan_message(plan))
+        if policy == "warn":
+            log.warning(scan_message(plan))
+            warnings.warn(scan_message(plan), ScanWarning, stacklevel=2)
+
+    def _apply_template(self, compiled: Any) -> None:
+        template = compiled.dynamodb_template
         if template is not None:
             groups: dict[frozenset[int], list] = defaultdict(list)
             for params in self.parameters:
@@ -67,6 +104,8 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                 # Rewritten here, before the statement is logged, so echo shows what is sent.
                 self.statement = template.render(absent)
                 self.parameters = [_without(params, absent) for params in self.parameters]
+
+    def _configure_cursor(self, compiled: Any) -> None:
         cursor = self.cursor
         options = self.execution_options
         cursor.page_size = options.get("dynamodb_page_size")
@@ -147,6 +186,14 @@ class DynamoDBDialect(default.DefaultDialect):
         (sa_schema.Index, {"projection": None, "local": False, "include": None}),
     ]
 
+    def __init__(self, dynamodb_scan: str = "warn", **kwargs: Any):
+        super().__init__(**kwargs)
+        if dynamodb_scan not in SCAN_POLICIES:
+            raise ArgumentError(
+                f"dynamodb_scan must be one of {', '.join(SCAN_POLICIES)}, not {dynamodb_scan!r}"
+            )
+        self.dynamodb_scan = dynamodb_scan
+
     @classmethod
     def import_dbapi(cls) -> Any:
         return dynamo_dbapi
@@ -170,9 +217,14 @@ class DynamoDBDialect(default.DefaultDialect):
             if context.dynamodb_request is not None:
                 admin.run(cursor.connection, *context.dynamodb_request)
             return
+        if context is not None and context.execution_options.get("dynamodb_explain") is not None:
+            cursor.describe(statement)  # explain(): planned, not sent
+            return
         cursor.execute(statement, parameters)
 
     def do_executemany(self, cursor: Any, statement: str, parameters: Any, context: Any = None) -> None:
+        if context is not None and context.execution_options.get("dynamodb_explain") is not None:
+            return
         groups = getattr(context, "dynamodb_groups", None)
         if groups is None:
             cursor.executemany(statement, parameters)

@@ -17,6 +17,7 @@ from sqlalchemy.sql import compiler, crud, elements, functions, operators, visit
 from sqlalchemy.sql.schema import Index, Table
 from sqlalchemy.sql.selectable import Alias, Join, Subquery
 
+from ..plan import Plan
 from .keys import KeySchema, index_key_schema, key_schema, projects
 
 _COMPARISON = {
@@ -201,11 +202,16 @@ class DynamoDBCompiler(compiler.SQLCompiler):
     dynamodb_limit_bind: str | None = None
     dynamodb_template: DMLTemplate | None = None
     dynamodb_count_only = False
+    dynamodb_plan: Plan | None = None
 
     def __init__(self, *args: Any, **kwargs: Any):
+        self._key_condition = self._filter = ""
+        self._hash_pinned = self._whole_key = False
         super().__init__(*args, **kwargs)
         if self.dynamodb_template is not None:
             self.dynamodb_template = self.dynamodb_template.finalized(self.string)
+        if self.dynamodb_plan is not None:
+            self.dynamodb_plan = self.dynamodb_plan.finished(self.string)
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -277,13 +283,22 @@ class DynamoDBCompiler(compiler.SQLCompiler):
                 f"(select the matching keys first to {full_key.lower()} several items)",
             )
         rest = [t for t in terms if t is not hash_term and t is not range_term]
-        parts = [self.process(t, **kw) for t in (hash_term, range_term) if t is not None]
-        if len(rest) == 1 and not parts:
-            parts.append(self.process(rest[0], **kw))
-        elif rest:
-            group = " AND ".join(self.process(t.self_group(against=operators.and_), **kw) for t in rest)
-            parts.append(f"({group})")
-        return " AND ".join(parts)
+        key_parts = [self.process(t, **kw) for t in (hash_term, range_term) if t is not None]
+        self._key_condition = " AND ".join(key_parts)
+        self._hash_pinned = hash_term is not None
+        self._whole_key = (
+            hash_term is not None
+            and hash_term.operator is operators.eq
+            and (keys.range_key is None or (range_term is not None and range_term.operator is operators.eq))
+        )
+        if len(rest) == 1 and not key_parts:
+            self._filter = self.process(rest[0], **kw)
+            return self._filter
+        if not rest:
+            self._filter = ""
+            return self._key_condition
+        self._filter = " AND ".join(self.process(t.self_group(against=operators.and_), **kw) for t in rest)
+        return " AND ".join([*key_parts, f"({self._filter})"])
 
     # -- SELECT ----------------------------------------------------------------------------
 
@@ -347,21 +362,37 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         table = self._single_table(froms[0], "SELECT")
         if not inner_columns:
             self._refuse("an empty select list", "select at least one column")
-        index, keys = self._access_path(table, select)
+        index, keys, reason = self._access_path(table, select)
         source = self.preparer.format_table(table)
         if index is not None:
             source += "." + self.preparer.quote_identifier(index.name)
         text += ", ".join(inner_columns) + " FROM " + source
         if select._where_criteria:
             text += " WHERE " + self._where(keys, select._where_criteria, **kwargs)
+        if not self._hash_pinned:
+            operation = "Scan"
+            reason = f"no = or IN condition on its partition key {keys.hash_key.name!r}" + (
+                f"; {reason}" if reason else ""
+            )
+        else:
+            operation = "GetItem" if self._whole_key and index is None else "Query"
+        self.dynamodb_plan = Plan(
+            operation,
+            table.name,
+            index.name if index is not None else None,
+            self._key_condition,
+            self._filter,
+            reason=reason if operation == "Scan" else "",
+        )
         if select._order_by_clauses:
             text += self._order_by(keys, select, **kwargs)
         if select._limit_clause is not None:
             self._row_limit(select)
         return text
 
-    def _access_path(self, table: Table, select: Any) -> tuple[Index | None, KeySchema]:
-        """The table, or the secondary index that can serve the query with a key condition.
+    def _access_path(self, table: Table, select: Any) -> tuple[Index | None, KeySchema, str]:
+        """The table, or the secondary index that can serve the query with a key condition, and
+        why an index whose key the query pins was passed over.
 
         An index is chosen when the WHERE pins its partition key (and, for a local index, has a
         condition on its sort key that the table's sort key lacks) and it projects every
@@ -376,10 +407,11 @@ class DynamoDBCompiler(compiler.SQLCompiler):
 
         table_hash = pinned(keys.hash_key, hash_ops)
         if table_hash and (keys.range_key is None or pinned(keys.range_key, _RANGE_KEY_OPERATORS)):
-            return None, keys
+            return None, keys, ""
         needed = _attribute_names(
             [*select.selected_columns, *select._where_criteria, *select._order_by_clauses]
         )
+        passed_over = []
         for index in sorted(table.indexes, key=lambda i: i.name or ""):
             index_keys = index_key_schema(index)
             local = index.dialect_options["dynamodb"]["local"]
@@ -388,9 +420,11 @@ class DynamoDBCompiler(compiler.SQLCompiler):
                 if local
                 else not table_hash and pinned(index_keys.hash_key, hash_ops)
             )
-            if usable and projects(index, needed):
-                return index, index_keys
-        return None, keys
+            if usable:
+                if projects(index, needed):
+                    return index, index_keys, ""
+                passed_over.append(f"index {index.name!r} does not project every attribute the query reads")
+        return None, keys, "; ".join(passed_over)
 
     def _order_by(self, keys: KeySchema, select: Any, **kw: Any) -> str:
         terms = self._terms(select._where_criteria)
@@ -628,6 +662,7 @@ class DynamoDBCompiler(compiler.SQLCompiler):
             self._refuse("INSERT ... SELECT", "select the rows first and insert them with executemany")
         entries = self._entries(stmt, compile_state, self.preparer.attribute_literal, **kw)
         head = "INSERT INTO " + self.preparer.format_table(table) + " VALUE"
+        self.dynamodb_plan = Plan("PutItem", table.name)
         return self._render_with_binds(DMLTemplate("INSERT", head, entries, ""))
 
     def visit_update(self, update_stmt, visiting_cte=None, **kw):
@@ -641,12 +676,14 @@ class DynamoDBCompiler(compiler.SQLCompiler):
                     "DynamoDB keys are immutable; delete the item and insert it under the new key",
                 )
         where = self._where(key_schema(table), stmt._where_criteria, full_key="UPDATE", **kw)
+        self.dynamodb_plan = Plan("UpdateItem", table.name, None, self._key_condition, self._filter)
         head = "UPDATE " + self.preparer.format_table(table)
         return self._render_with_binds(DMLTemplate("UPDATE", head, entries, " WHERE " + where))
 
     def visit_delete(self, delete_stmt, visiting_cte=None, **kw):
         stmt, _compile_state, table = self._dml_setup(delete_stmt, "isdelete", **kw)
         where = self._where(key_schema(table), stmt._where_criteria, full_key="DELETE", **kw)
+        self.dynamodb_plan = Plan("DeleteItem", table.name, None, self._key_condition, self._filter)
         self.stack.pop(-1)
         # A DELETE of a missing item succeeds silently; the old item tells whether one was deleted.
         self.dynamodb_count_only = True

@@ -311,3 +311,11 @@ def test_executemany_refuses_select(cur: dbapi.Cursor, table: Table, calls: Any)
     with pytest.raises(dbapi.NotSupportedError, match="run a SELECT with execute"):
         cur.executemany(f'SELECT * FROM {table.ref} WHERE "pk" = ?', [["a"]])
     assert dict(calls) == {}
+
+
+def test_describe_sends_nothing_and_names_the_projection(conn):
+    cursor = conn.cursor()
+    cursor.describe('SELECT "a", "doc"."b" FROM "no_such_table" WHERE "pk" = ?')
+    assert [d[0] for d in cursor.description] == ["a", "b"]
+    assert cursor.fetchall() == []
+    assert cursor.pages == 0

@@ -1,0 +1,103 @@
+"""Access-path analysis: what DynamoDB will do for a statement, and why.
+
+The compiler fills a Plan while it renders each statement; the scan guard, the log and
+``sa_dynamo.explain()`` all read that same Plan, so they can never disagree about it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+_PLACEHOLDER = re.compile(r"%\(([^)]+?)\)s")
+_POSTCOMPILE = re.compile(r"__\[POSTCOMPILE_(\S+?)\]")
+
+READS = ("GetItem", "Query", "Scan")
+WRITES = {"INSERT": "PutItem", "UPDATE": "UpdateItem", "DELETE": "DeleteItem"}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One statement's access path.
+
+    ``operation`` is GetItem (the whole key pinned), Query (the partition key pinned by = or
+    IN), Scan (neither), or PutItem/UpdateItem/DeleteItem for writes. ``reason`` says why a
+    read is a Scan, or why no index served it.
+    """
+
+    operation: str
+    table: str
+    index: str | None = None
+    key_condition: str = ""
+    filter: str = ""
+    partiql: str = ""
+    reason: str = ""
+
+    @property
+    def source(self) -> str:
+        return self.table if self.index is None else f"{self.table}.{self.index}"
+
+    def finished(self, partiql: str, postcompile: Callable[[str], str] | None = None) -> Plan:
+        """The plan with the statement text as sent and placeholders as ``?``. ``postcompile``
+        renders the parameters SQLAlchemy expands at execution time (IN lists, JSON path
+        steps); without it their markers stay, to be rendered per execution."""
+
+        def sent(text: str) -> str:
+            if postcompile is not None:
+                text = _POSTCOMPILE.sub(lambda m: postcompile(m.group(1)), text)
+            return _PLACEHOLDER.sub("?", text)
+
+        return replace(
+            self, key_condition=sent(self.key_condition), filter=sent(self.filter), partiql=partiql
+        )
+
+    def summary(self) -> str:
+        """One line for the log."""
+        parts = [f"{self.operation} on {self.source}"]
+        if self.key_condition:
+            parts.append(f"key: {self.key_condition}")
+        if self.filter:
+            parts.append(f"filter: {self.filter}")
+        if self.reason:
+            parts.append(f"({self.reason})")
+        return "; ".join(parts)
+
+    def __str__(self) -> str:
+        lines = [
+            f"operation:     {self.operation}",
+            f"table:         {self.table}",
+            f"index:         {self.index or '-'}",
+            f"key condition: {self.key_condition or '-'}",
+            f"filter:        {self.filter or '-'}",
+        ]
+        if self.reason:
+            lines.append(f"note:          {self.reason}")
+        lines.append(f"PartiQL:       {self.partiql}")
+        return "\n".join(lines)
+
+
+def scan_message(plan: Plan) -> str:
+    """What the scan guard tells the user: which table, which condition is missing, what to do."""
+    return (
+        f"this statement scans the whole table {plan.table!r}: {plan.reason}. Add a partition-key "
+        "condition, or pass dynamodb_scan='allow' (execution option or create_engine keyword) if a "
+        "full scan is what you want"
+    )
+
+
+def explain(bind: Any, statement: Any) -> Plan:
+    """The Plan of ``statement`` on ``bind`` (Engine, Connection or Session); nothing is sent.
+
+    The statement goes through the same path as a real execution (ORM events included), so
+    the plan shows exactly what would be sent.
+    """
+    holder: dict[str, Plan] = {}
+    statement = statement.execution_options(dynamodb_explain=holder)
+    if hasattr(bind, "connect"):
+        with bind.connect() as connection:
+            connection.execute(statement)
+    else:
+        bind.execute(statement)
+    return holder["plan"]

@@ -1,0 +1,159 @@
+"""The access path of each statement, the scan guard that acts on it, and explain()."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import pytest
+from sqlalchemy import Column, Index, Integer, MetaData, String, Table, create_engine, event, select
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+import sa_dynamo
+from sa_dynamo.exc import ScanNotAllowed, ScanWarning
+
+
+@pytest.fixture(scope="module")
+def engine(endpoint_url):
+    engine = create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}")
+    yield engine
+    engine.dispose()
+
+
+metadata = MetaData()
+app = Table(
+    "plan_app",
+    metadata,
+    Column("pk", String, primary_key=True),
+    Column("sk", String, primary_key=True),
+    Column("gsi1pk", String),
+    Column("n", Integer),
+    Index("gsi1", "gsi1pk", dynamodb_projection="KEYS_ONLY"),
+)
+
+
+@pytest.fixture(scope="module")
+def table(engine):
+    metadata.create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(app.insert(), [{"pk": "A", "sk": str(i), "gsi1pk": "G", "n": i} for i in range(3)])
+    yield app
+    metadata.drop_all(engine)
+
+
+@pytest.fixture
+def sent(engine):
+    statements: list[str] = []
+
+    def record(conn, cursor, statement, parameters, context, executemany):
+        statements.append(statement)
+
+    event.listen(engine, "before_cursor_execute", record)
+    yield statements
+    event.remove(engine, "before_cursor_execute", record)
+
+
+@pytest.mark.parametrize(
+    ("statement", "operation", "index", "key", "filter_"),
+    [
+        (select(app).where(app.c.pk == "A", app.c.sk == "1"), "GetItem", None, '"pk" = ? AND "sk" = ?', ""),
+        (select(app).where(app.c.pk == "A", app.c.n > 1), "Query", None, '"pk" = ?', '"n" > ?'),
+        (select(app).where(app.c.pk.in_(["A", "B"])), "Query", None, '"pk" IN [?, ?]', ""),
+        (select(app.c.pk, app.c.sk).where(app.c.gsi1pk == "G"), "Query", "gsi1", '"gsi1pk" = ?', ""),
+        (select(app).where(app.c.n > 1), "Scan", None, "", '"n" > ?'),
+        (app.insert().values(pk="A", sk="9"), "PutItem", None, "", ""),
+        (
+            app.update().where(app.c.pk == "A", app.c.sk == "1").values(n=2),
+            "UpdateItem",
+            None,
+            '"pk" = ? AND "sk" = ?',
+            "",
+        ),
+        (
+            app.delete().where(app.c.pk == "A", app.c.sk == "1", app.c.n == 1),
+            "DeleteItem",
+            None,
+            '"pk" = ? AND "sk" = ?',
+            '"n" = ?',
+        ),
+    ],
+)
+def test_explain_names_the_access_path_and_sends_nothing(
+    engine, table, sent, statement, operation, index, key, filter_
+):
+    plan = sa_dynamo.explain(engine, statement)
+    assert (plan.operation, plan.table, plan.index, plan.key_condition, plan.filter) == (
+        operation,
+        "plan_app",
+        index,
+        key,
+        filter_,
+    )
+    assert plan.partiql.startswith(("SELECT", "INSERT", "UPDATE", "DELETE"))
+    assert sent == [plan.partiql]  # the event saw it; the driver did not send it
+    with engine.connect() as conn:
+        assert conn.scalars(select(app.c.n).where(app.c.pk == "A")).all() == [0, 1, 2]
+
+
+def test_explain_says_why_an_index_was_passed_over(engine, table):
+    plan = sa_dynamo.explain(engine, select(app).where(app.c.gsi1pk == "G"))
+    assert plan.operation == "Scan"
+    assert plan.reason == (
+        "no = or IN condition on its partition key 'pk'; index 'gsi1' does not project every attribute the query reads"
+    )
+    assert str(plan).splitlines()[0] == "operation:     Scan"
+
+
+def test_scan_guard_error_sends_nothing(engine, table, sent):
+    with engine.connect() as conn, pytest.raises(ScanNotAllowed, match="scans the whole table 'plan_app'"):
+        conn.execute(select(app).where(app.c.n > 1).execution_options(dynamodb_scan="error"))
+    assert sent == []
+
+
+def test_scan_guard_warns_by_default_and_logs(engine, table, caplog):
+    with caplog.at_level(logging.INFO, logger="sa_dynamo"), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with engine.connect() as conn:
+            rows = conn.scalars(select(app.c.n).where(app.c.n > 0)).all()
+    assert sorted(rows) == [1, 2]
+    assert [w.category for w in caught] == [ScanWarning]
+    assert "Add a partition-key condition, or pass dynamodb_scan='allow'" in str(caught[0].message)
+    assert (
+        "Scan on plan_app; filter: \"n\" > ?; (no = or IN condition on its partition key 'pk')" in caplog.text
+    )
+
+
+def test_scan_guard_allow_from_create_engine(endpoint_url, table):
+    engine = create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}", dynamodb_scan="error")
+    try:
+        with engine.connect() as conn:
+            with pytest.raises(ScanNotAllowed):
+                conn.execute(select(app).where(app.c.n > 1))
+            allowed = conn.execution_options(dynamodb_scan="allow")
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                assert sorted(allowed.scalars(select(app.c.n).where(app.c.n > 1)).all()) == [2]
+    finally:
+        engine.dispose()
+
+
+def test_bad_scan_policy_is_refused(endpoint_url):
+    with pytest.raises(Exception, match="dynamodb_scan must be one of allow, warn, error"):
+        create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}", dynamodb_scan="sometimes")
+
+
+def test_explain_through_a_session_applies_orm_filters(engine):
+    class Base(DeclarativeBase):
+        pass
+
+    class Thing(sa_dynamo.SingleTable, Base):
+        __tablename__ = "plan_things"
+        pk: Mapped[str] = mapped_column(primary_key=True)
+
+    try:
+        with Session(engine) as session:
+            plan = sa_dynamo.explain(session, select(Thing).where(Thing.pk == "x"))
+        assert plan.operation == "GetItem"
+        assert plan.partiql == 'SELECT "pk", "$type" FROM "plan_things" WHERE "pk" = ? AND ("$type" IN [?])'
+    finally:
+        Base.registry.dispose()
