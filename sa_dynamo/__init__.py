@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import exc
 from .dialect.types import BinarySet, NumberSet, StringSet
 from .orm import SingleTable, item_collection, key_of
+from .pagination import Page, paginate
 from .plan import Plan, explain
 
 __version__ = "0.1.0"
@@ -12,6 +13,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BinarySet",
     "NumberSet",
+    "Page",
     "Plan",
     "SingleTable",
     "StringSet",
@@ -20,4 +22,5 @@ __all__ = [
     "explain",
     "item_collection",
     "key_of",
+    "paginate",
 ]

@@ -91,7 +91,10 @@ class Discriminator(NamedTuple):
 class Cursor:
     """PEP 249 cursor. Extensions: ``page_size`` (items DynamoDB evaluates per request),
     ``consistent_read``, ``max_rows`` (stop reading after that many rows), ``count_only`` (a
-    RETURNING write sets rowcount but yields no rows) and ``pages`` (requests made so far).
+    RETURNING write sets rowcount but yields no rows), ``count`` ("rows"/"values": a SELECT
+    yields one row, the COUNT), ``discriminator`` (see Discriminator), ``page_rows`` with
+    ``start_token`` (read exactly one page of rows; ``resume_token`` continues after it),
+    ``describe()`` (a dry run) and ``pages`` / ``skipped`` (requests made, items dropped).
 
     ``description`` is fixed when ``execute`` returns. A projection names the columns; for
     ``SELECT *`` they are the attributes of the first non-empty page, so an attribute that only
@@ -110,6 +113,10 @@ class Cursor:
         self.max_rows: int | None = None
         self.count_only = False
         self.discriminator: Discriminator | None = None
+        self.count: str | None = None
+        self.page_rows: int | None = None
+        self.start_token: str | None = None
+        self.resume_token: str | None = None  # survives close(): read after the rows are consumed
         self.pages = 0
         self.skipped = 0
         self._closed = False
@@ -235,6 +242,13 @@ class Cursor:
         if self.consistent_read:
             body["ConsistentRead"] = True
         names = stmt.projection(operation)
+        if self.count is not None:
+            self._count_items(body, names[0])
+            return
+        self.resume_token = None
+        if self.page_rows is not None:
+            self._read_rows_of_one_page(body, names)
+            return
         items = self._read_page(body)
         if names is None:
             # SELECT * has no column list: the first non-empty page names the columns. Pages can
@@ -244,6 +258,39 @@ class Cursor:
             names = _keys_of(items)
         self._set_result(names, items)
         self._request = body if self._next_token else None
+
+    def _read_rows_of_one_page(self, body: dict[str, Any], names: list[str] | None) -> None:
+        """``page_rows`` rows, resuming at ``start_token``, and ``resume_token`` to continue right
+        after them: each request's Limit is the number of rows still missing, so DynamoDB never
+        reads past the last row returned."""
+        self._next_token = self.start_token
+        self._names = names or []
+        while True:
+            missing = self.page_rows - len(self._rows)
+            items = self._read_page(dict(body, Limit=min(missing, body.get("Limit", missing))))
+            if names is None and items and not self._names:
+                self._names = _keys_of(items)
+            self._queue(items)
+            if len(self._rows) >= self.page_rows or not self._next_token:
+                break
+        self.resume_token = self._next_token
+        self.description = [(name, None, None, None, None, None, None) for name in self._names]
+
+    def _count_items(self, body: dict[str, Any], attribute: str) -> None:
+        """COUNT: read every page and yield one row. "rows" counts items; "values" counts items
+        whose attribute is present and not NULL (SQL's COUNT(column))."""
+        total = 0
+        while True:
+            items = self._read_page(body)
+            if self.count == "rows":
+                total += len(items)
+            else:
+                total += sum(1 for item in items if attribute in item and "NULL" not in item[attribute])
+            if not self._next_token:
+                break
+        self._names = ["count"]
+        self.description = [("count", None, None, None, None, None, None)]
+        self._rows.append((total,))
 
     def _set_result(self, names: list[str], items: list[dict[str, Any]]) -> None:
         self._names = names

@@ -110,7 +110,17 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         options = self.execution_options
         cursor.page_size = options.get("dynamodb_page_size")
         cursor.consistent_read = bool(options.get("dynamodb_consistent_read", False))
+        if cursor.consistent_read and compiled.dynamodb_global_index:
+            raise ArgumentError(
+                "dynamodb_consistent_read is not available on a global secondary index (DynamoDB "
+                "replicates GSIs asynchronously): read from the table or a local index instead"
+            )
         cursor.count_only = compiled.dynamodb_count_only
+        cursor.count = compiled.dynamodb_count
+        page = options.get("dynamodb_page")
+        if page is not None:
+            cursor.page_rows = page.size
+            cursor.start_token = page.start(self.statement, self.parameters, cursor)
         discriminator = options.get("dynamodb_discriminator")
         if discriminator is not None:
             policy = options.get("dynamodb_unknown_type", "skip")

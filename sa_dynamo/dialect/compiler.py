@@ -58,6 +58,7 @@ def _refuse(what: str, instead: str) -> NoReturn:
     raise exc.CompileError(f"DynamoDB PartiQL cannot express {what}: {instead}")
 
 
+_COUNT_ROWS = "\x00count\x00"
 MAX_IN_OPERANDS = 100
 MAX_OPERATORS = 300
 # DynamoDB's condition functions and their arity; nothing else runs server-side.
@@ -203,6 +204,8 @@ class DynamoDBCompiler(compiler.SQLCompiler):
     dynamodb_template: DMLTemplate | None = None
     dynamodb_count_only = False
     dynamodb_plan: Plan | None = None
+    dynamodb_count: str | None = None  # "rows" for COUNT(*), "values" for COUNT(attribute)
+    dynamodb_global_index = False
 
     def __init__(self, *args: Any, **kwargs: Any):
         self._key_condition = self._filter = ""
@@ -362,10 +365,18 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         table = self._single_table(froms[0], "SELECT")
         if not inner_columns:
             self._refuse("an empty select list", "select at least one column")
+        if self.dynamodb_count is not None:
+            if len(inner_columns) != 1:
+                self._refuse("COUNT next to other columns (GROUP BY)", "count on its own, or group in Python")
+            inner_columns = [
+                c.replace(_COUNT_ROWS, self.preparer.quote(key_schema(table).hash_key.name))
+                for c in inner_columns
+            ]
         index, keys, reason = self._access_path(table, select)
         source = self.preparer.format_table(table)
         if index is not None:
             source += "." + self.preparer.quote_identifier(index.name)
+            self.dynamodb_global_index = not index.dialect_options["dynamodb"]["local"]
         text += ", ".join(inner_columns) + " FROM " + source
         if select._where_criteria:
             text += " WHERE " + self._where(keys, select._where_criteria, **kwargs)
@@ -574,6 +585,8 @@ class DynamoDBCompiler(compiler.SQLCompiler):
 
     def visit_function(self, func, **kw):
         name = func.name.lower()
+        if name == "count":
+            return self._count(func, **kw)
         arity = _FUNCTIONS.get(name)
         if arity is None:
             self._refuse(
@@ -584,6 +597,19 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         if len(arguments) != arity:
             self._refuse(f"{name}() with {len(arguments)} arguments", f"{name} takes {arity}")
         return f"{name}({', '.join(self.process(a, **kw) for a in arguments)})"
+
+    def _count(self, func, within_columns_clause=False, **kw) -> str:
+        """COUNT is computed by the driver while it pages through the matching items: the
+        statement projects the partition key (count(*)) or the counted attribute."""
+        arguments = list(func.clauses)
+        if not within_columns_clause or self.stack[1:] or len(arguments) > 1:
+            self._refuse("COUNT here", "use select(func.count()).select_from(table).where(...) on its own")
+        counted = arguments[0] if arguments else None
+        if isinstance(counted, elements.ColumnClause) and not counted.is_literal:
+            self.dynamodb_count = "values"
+            return self.process(counted, **kw)
+        self.dynamodb_count = "rows"  # COUNT(), COUNT(*), COUNT(1)
+        return _COUNT_ROWS
 
     def visit_unary(self, unary, **kw):
         if unary.operator is operators.inv:

@@ -138,6 +138,14 @@ def params(statement) -> list:
             select(items.c.pk.label("partition")).where(items.c.pk == "A"),
             'SELECT "pk" FROM "items" WHERE "pk" = ?',
         ),
+        (
+            select(func.count()).select_from(items).where(items.c.n > 1),
+            'SELECT "pk" FROM "items" WHERE "n" > ?',
+        ),
+        (
+            select(func.count(items.c.name)).where(items.c.pk == "A"),
+            'SELECT "name" FROM "items" WHERE "pk" = ?',
+        ),
     ],
 )
 def test_select(statement, expected):
@@ -226,7 +234,7 @@ def test_none_values_become_absent_attributes():
         (select(items.c.n).group_by(items.c.n), "GROUP BY"),
         (select(items).offset(5), "OFFSET"),
         (select(items).with_for_update(), "SELECT ... FOR UPDATE"),
-        (select(func.count()).select_from(items), "the SQL function count()"),
+        (select(items).where(func.count() > 1), "COUNT here"),
         (select(items).where(func.lower(items.c.name) == "x"), "the SQL function lower()"),
         (select(items).where(cast(items.c.n, String) == "1"), "CAST"),
         (select(case((items.c.n > 1, "big"), else_="small")), "CASE"),

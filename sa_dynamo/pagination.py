@@ -1,0 +1,107 @@
+"""``sa_dynamo.paginate``: one page of rows and an opaque token to resume after it.
+
+The token wraps DynamoDB's NextToken, bound to the statement and its parameters and signed
+with HMAC-SHA256, so a web client can hold it but cannot forge one or reuse it for another
+query. Pass the same ``secret`` in every process that serves the pages; without one, a
+random per-process key is used and tokens expire with the process.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.exc import InvalidRequestError
+
+_PROCESS_SECRET = secrets.token_bytes(32)
+
+
+class InvalidPageToken(InvalidRequestError):
+    """A pagination token was altered, signed with another secret, or belongs to another query."""
+
+
+def _fingerprint(statement: str, parameters: Any) -> str:
+    return hashlib.sha256(repr((statement, parameters)).encode()).hexdigest()[:32]
+
+
+@dataclass
+class PageRequest:
+    """Carried in the execution options: what page to read, and (afterwards) where it ended."""
+
+    size: int
+    after: str | None
+    secret: bytes
+    fingerprint: str = ""
+    cursor: Any = field(default=None, repr=False)
+
+    def start(self, statement: str, parameters: Any, cursor: Any) -> str | None:
+        """The NextToken to resume from, after checking the token belongs to this query."""
+        self.fingerprint = _fingerprint(statement, parameters)
+        self.cursor = cursor
+        if self.after is None:
+            return None
+        try:
+            body, signature = self.after.rsplit(".", 1)
+            expected = hmac.new(self.secret, body.encode(), hashlib.sha256).hexdigest()
+            if not hmac.compare_digest(signature, expected):
+                raise ValueError("signature")
+            payload = json.loads(base64.urlsafe_b64decode(body.encode()))
+        except ValueError:
+            raise InvalidPageToken(
+                "the page token is not valid: it was altered, or signed with another secret "
+                "(pass the same secret= in every process)"
+            ) from None
+        if payload["q"] != self.fingerprint:
+            raise InvalidPageToken("the page token belongs to another query or other parameters")
+        return payload["n"]
+
+    def next_token(self) -> str | None:
+        """The token for the following page, or None after the last page."""
+        resume = self.cursor.resume_token if self.cursor is not None else None
+        if resume is None:
+            return None
+        body = base64.urlsafe_b64encode(json.dumps({"n": resume, "q": self.fingerprint}).encode()).decode()
+        return body + "." + hmac.new(self.secret, body.encode(), hashlib.sha256).hexdigest()
+
+
+@dataclass
+class Page:
+    """One page: ``rows`` (ORM objects for an ORM statement) and ``next`` (None on the last)."""
+
+    rows: list[Any]
+    next: str | None
+
+
+def paginate(
+    bind: Any, statement: Any, page_size: int, after: str | None = None, secret: str | bytes | None = None
+) -> Page:
+    """Read one page of ``page_size`` rows of ``statement`` on ``bind`` (Engine, Connection or
+    Session), starting after the page whose ``next`` token is ``after``."""
+    if page_size < 1:
+        raise ValueError("page_size must be at least 1")
+    key = secret.encode() if isinstance(secret, str) else secret or _PROCESS_SECRET
+    request = PageRequest(page_size, after, key)
+    statement = statement.execution_options(dynamodb_page=request)
+    if hasattr(bind, "connect"):
+        with bind.connect() as connection:
+            rows = connection.execute(statement).all()
+    elif _selects_one_entity(statement):
+        rows = bind.execute(statement).scalars().all()
+    else:
+        rows = bind.execute(statement).all()
+    return Page(list(rows), request.next_token())
+
+
+def _selects_one_entity(statement: Any) -> bool:
+    """select(Order) gives Order objects, not one-element rows."""
+    described = statement.column_descriptions
+    return (
+        len(described) == 1
+        and described[0]["entity"] is not None
+        and described[0]["expr"] is described[0]["entity"]
+    )

@@ -1,0 +1,152 @@
+"""Reading in rows, not in DynamoDB's items evaluated: LIMIT, first(), COUNT, paginate()."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import Column, Index, Integer, MetaData, String, Table, create_engine, func, select
+from sqlalchemy.exc import ArgumentError
+from sqlalchemy.orm import DeclarativeBase, Session
+
+import sa_dynamo
+from sa_dynamo.exc import ScanNotAllowed
+from sa_dynamo.pagination import InvalidPageToken
+
+metadata = MetaData()
+events = Table(
+    "reading_events",
+    metadata,
+    Column("pk", String, primary_key=True),
+    Column("sk", Integer, primary_key=True),
+    Column("kind", String),
+    Column("n", Integer),
+    Column("g", String),
+    Index("by_g", "g", "sk"),
+)
+ROWS = [
+    {"pk": "A", "sk": i, "kind": "odd" if i % 2 else "even", "n": None if i % 5 == 0 else i, "g": "G"}
+    for i in range(60)
+]
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Event(Base):
+    __table__ = events
+
+
+@pytest.fixture(scope="module")
+def engine(endpoint_url):
+    engine = create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}")
+    metadata.create_all(engine)
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.execute(events.insert(), ROWS)
+    yield engine
+    metadata.drop_all(engine)
+    engine.dispose()
+
+
+@pytest.fixture
+def requests(engine):
+    """ExecuteStatement requests sent, as boto3 saw them (tests use one pooled connection)."""
+    seen: list[dict] = []
+
+    def record(params, **kwargs):
+        seen.append(params)
+
+    with engine.connect() as conn:
+        client = conn.connection.dbapi_connection.client
+    client.meta.events.register("provide-client-params.dynamodb.ExecuteStatement", record)
+    yield seen
+    client.meta.events.unregister("provide-client-params.dynamodb.ExecuteStatement", record)
+
+
+def test_first_reads_one_page(engine, requests):
+    with engine.connect().execution_options(dynamodb_page_size=10) as conn:
+        assert conn.execute(select(events.c.sk).where(events.c.pk == "A")).first() == (0,)
+    assert len(requests) == 1
+
+
+def test_limit_with_a_selective_filter_reads_several_pages(engine, requests):
+    query = select(events.c.sk).where(events.c.pk == "A", events.c.kind == "odd", events.c.sk > 20).limit(5)
+    with engine.connect().execution_options(dynamodb_page_size=4) as conn:
+        assert conn.scalars(query).all() == [21, 23, 25, 27, 29]
+    assert len(requests) > 2
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        (select(func.count()).select_from(events).where(events.c.pk == "A"), 60),
+        (select(func.count("*")).select_from(events).where(events.c.pk == "A", events.c.kind == "odd"), 30),
+        (select(func.count(events.c.n)).where(events.c.pk == "A"), 48),
+        (select(func.count()).select_from(events).where(events.c.pk == "nobody"), 0),
+    ],
+)
+def test_count_pages_through_every_item(engine, query, expected):
+    with engine.connect().execution_options(dynamodb_page_size=7) as conn:
+        assert conn.scalar(query) == expected
+
+
+def test_count_obeys_the_scan_guard(engine):
+    with engine.connect().execution_options(dynamodb_scan="error") as conn, pytest.raises(ScanNotAllowed):
+        conn.scalar(select(func.count()).select_from(events))
+
+
+def test_count_with_other_columns_is_refused(engine):
+    from sqlalchemy.exc import CompileError
+
+    with engine.connect() as conn, pytest.raises(CompileError, match="COUNT next to other columns"):
+        conn.execute(select(events.c.kind, func.count()).where(events.c.pk == "A"))
+
+
+def pages_of(bind, query, size: int, **kwargs) -> list[list]:
+    pages, token = [], None
+    while True:
+        page = sa_dynamo.paginate(bind, query, page_size=size, after=token, **kwargs)
+        pages.append(page.rows)
+        token = page.next
+        if token is None:
+            return pages
+
+
+def test_paginate_gives_every_row_once_in_exact_pages(engine):
+    query = select(events.c.sk).where(events.c.pk == "A", events.c.kind == "even")
+    pages = pages_of(engine, query, 7)
+    flat = [row.sk for page in pages for row in page]
+    assert flat == list(range(0, 60, 2))
+    assert [len(p) for p in pages[:-1]] == [7] * (len(pages) - 1)
+
+
+def test_paginate_orm_objects(engine):
+    with Session(engine) as session:
+        query = select(Event).where(Event.pk == "A", Event.sk < 10)
+        pages = pages_of(session, query, 4)
+    assert [[e.sk for e in page] for page in pages] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9], []][: len(pages)]
+    assert all(isinstance(e, Event) for page in pages for e in page)
+
+
+def test_page_tokens_are_bound_and_signed(engine):
+    query = select(events.c.sk).where(events.c.pk == "A")
+    first = sa_dynamo.paginate(engine, query, page_size=5, secret="s1")
+    body, signature = first.next.rsplit(".", 1)
+    tampered = body[:-2] + ("AA" if body[-2:] != "AA" else "BB") + "." + signature
+    with pytest.raises(InvalidPageToken, match="altered"):
+        sa_dynamo.paginate(engine, query, page_size=5, after=tampered, secret="s1")
+    with pytest.raises(InvalidPageToken, match="another secret"):
+        sa_dynamo.paginate(engine, query, page_size=5, after=first.next, secret="s2")
+    other = select(events.c.sk).where(events.c.pk == "B")
+    with pytest.raises(InvalidPageToken, match="another query"):
+        sa_dynamo.paginate(engine, other, page_size=5, after=first.next, secret="s1")
+    second = sa_dynamo.paginate(engine, query, page_size=5, after=first.next, secret="s1")
+    assert [r.sk for r in second.rows] == [5, 6, 7, 8, 9]
+
+
+def test_consistent_read_on_a_global_index_is_refused_before_sending(engine, requests):
+    query = select(events.c.pk, events.c.sk).where(events.c.g == "G")
+    with engine.connect().execution_options(dynamodb_consistent_read=True) as conn:
+        with pytest.raises(ArgumentError, match="not available on a global secondary index"):
+            conn.execute(query)
+        assert conn.scalars(select(events.c.sk).where(events.c.pk == "A", events.c.sk == 3)).all() == [3]
+    assert [r.get("ConsistentRead") for r in requests] == [True]
