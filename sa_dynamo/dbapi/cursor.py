@@ -224,6 +224,9 @@ class Cursor:
         self.rowcount = -1
         self.pages = 0
         self.skipped = 0
+        self._items_read = 0
+        self._capacity = 0.0
+        self._started = time.perf_counter()
         self._rows: deque[tuple] = deque()
         self._names: list[str] = []
         self._request: dict[str, Any] | None = None  # set while more pages may follow
@@ -275,6 +278,7 @@ class Cursor:
                 break
         self.resume_token = self._next_token
         self.description = [(name, None, None, None, None, None, None) for name in self._names]
+        self._log_read(len(self._rows))
 
     def _count_items(self, body: dict[str, Any], attribute: str) -> None:
         """COUNT: read every page and yield one row. "rows" counts items; "values" counts items
@@ -291,6 +295,7 @@ class Cursor:
         self._names = ["count"]
         self.description = [("count", None, None, None, None, None, None)]
         self._rows.append((total,))
+        self._log_read(1)
 
     def _set_result(self, names: list[str], items: list[dict[str, Any]]) -> None:
         self._names = names
@@ -301,10 +306,12 @@ class Cursor:
         if self._next_token:
             body = dict(body, NextToken=self._next_token)
         started = time.perf_counter()
-        response = self.connection._call("execute_statement", body)
+        response = self.connection._call("execute_statement", dict(body, ReturnConsumedCapacity="TOTAL"))
         self.pages += 1
         items = response.get("Items", [])
         self._next_token = response.get("NextToken")
+        self._items_read += len(items)
+        self._capacity += response.get("ConsumedCapacity", {}).get("CapacityUnits", 0.0)
         log.debug(
             "ExecuteStatement page %d: %d items, more=%s, %.1f ms",
             self.pages,
@@ -313,6 +320,18 @@ class Cursor:
             (time.perf_counter() - started) * 1000,
         )
         return items
+
+    def _log_read(self, rows: int) -> None:
+        """One line per SELECT once it is read: pages, items, rows, capacity, time."""
+        log.info(
+            "ExecuteStatement read %d pages, %d items, %d rows%s, %.1f capacity units, %.1f ms",
+            self.pages,
+            self._items_read,
+            rows,
+            f" ({self.skipped} of unknown kinds skipped)" if self.skipped else "",
+            self._capacity,
+            (time.perf_counter() - self._started) * 1000,
+        )
 
     def _queue(self, items: list[dict[str, Any]]) -> None:
         if self.discriminator is not None:
@@ -333,7 +352,9 @@ class Cursor:
             if not self._next_token:
                 self._request = None
         if not self._rows:
-            self.rowcount = self._delivered
+            if self.rowcount == -1:
+                self.rowcount = self._delivered
+                self._log_read(self._delivered)
             return False
         return True
 

@@ -3,6 +3,7 @@ RETURNING, and executemany's batching in autocommit."""
 
 from __future__ import annotations
 
+import logging
 from decimal import Decimal
 from typing import Any
 
@@ -145,8 +146,13 @@ def test_consistent_read_and_parameters_reach_the_request(
         "Parameters": [{"S": "a"}],
         "ConsistentRead": True,
         "Limit": 5,
+        "ReturnConsumedCapacity": "TOTAL",
     }
-    assert second == {"Statement": f"SELECT * FROM {table.ref} WHERE \"pk\" = 'a'"}  # no empty Parameters
+    # no empty Parameters list
+    assert second == {
+        "Statement": f"SELECT * FROM {table.ref} WHERE \"pk\" = 'a'",
+        "ReturnConsumedCapacity": "TOTAL",
+    }
 
 
 def test_page_size_below_one_is_a_programming_error(cur: dbapi.Cursor, table: Table) -> None:
@@ -319,3 +325,20 @@ def test_describe_sends_nothing_and_names_the_projection(conn):
     assert [d[0] for d in cursor.description] == ["a", "b"]
     assert cursor.fetchall() == []
     assert cursor.pages == 0
+
+
+def test_a_finished_select_is_logged_with_its_pages_and_rows(
+    cur: dbapi.Cursor, table: Table, caplog: pytest.LogCaptureFixture
+) -> None:
+    cur.executemany(
+        f"INSERT INTO {table.ref} VALUE {{'pk': ?, 'sk': ?}}", [["log", f"{i:02}"] for i in range(5)]
+    )
+    cur.page_size = 2
+    with caplog.at_level(logging.INFO, logger="sa_dynamo"):
+        cur.execute(f'SELECT "sk" FROM {table.ref} WHERE "pk" = ?', ["log"])
+        assert len(cur.fetchall()) == 5
+        cur.fetchall()
+    lines = [r.getMessage() for r in caplog.records if "ExecuteStatement read" in r.getMessage()]
+    assert len(lines) == 1
+    assert lines[0].startswith("ExecuteStatement read 3 pages, 5 items, 5 rows, 0.0 capacity units, ")
+    assert "log" not in lines[0]  # parameters never appear in the log
