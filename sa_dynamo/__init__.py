@@ -7,6 +7,7 @@ from .dialect.types import BinarySet, NumberSet, StringSet
 from .orm import SingleTable, item_collection, key_of
 from .pagination import Page, paginate
 from .plan import Plan, explain
+from .transaction import run_transaction
 
 __version__ = "0.1.0"
 
@@ -23,4 +24,5 @@ __all__ = [
     "item_collection",
     "key_of",
     "paginate",
+    "run_transaction",
 ]

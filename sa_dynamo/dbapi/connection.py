@@ -14,8 +14,9 @@ import uuid
 from typing import Any
 
 from . import statement as stmt
+from . import writes
 from .cursor import Cursor
-from .errors import InterfaceError, NotSupportedError, ProgrammingError, translate
+from .errors import Error, InterfaceError, NotSupportedError, ProgrammingError, translate
 
 log = logging.getLogger("sa_dynamo.dbapi")
 
@@ -25,11 +26,14 @@ MAX_TRANSACTION_ACTIONS = 100
 class Connection:
     """A DBAPI connection over one boto3 DynamoDB client."""
 
-    def __init__(self, client: Any, autocommit: bool = False):
+    def __init__(self, client: Any, autocommit: bool = False, chunked_commit: bool = False):
         self.client = client
         self.autocommit = autocommit
+        # More than 100 writes are committed as several transactions, each atomic on its own.
+        self.chunked_commit = chunked_commit
         self.closed = False
-        self._pending: list[dict[str, Any]] = []
+        self._keys: dict[str, tuple[str, ...]] = {}
+        self._discard()
 
     def cursor(self) -> Cursor:
         if self.closed:
@@ -44,40 +48,84 @@ class Connection:
     def commit(self) -> None:
         if self.closed:
             raise InterfaceError("connection is closed")
-        pending, self._pending = self._pending, []
-        if not pending:
-            return
-        if len(pending) > MAX_TRANSACTION_ACTIONS:
+        pending = [p.render() if isinstance(p, writes.Write) else p for p in self._pending]
+        self._discard()
+        if len(pending) > MAX_TRANSACTION_ACTIONS and not self.chunked_commit:
             raise ProgrammingError(
                 f"this transaction holds {len(pending)} writes; DynamoDB commits at most "
                 f"{MAX_TRANSACTION_ACTIONS} atomically. Nothing was written: commit in smaller "
-                "transactions, or use AUTOCOMMIT for non-atomic bulk writes"
+                "transactions, opt into non-atomic chunks (dynamodb_chunked_commit=True), or use "
+                "AUTOCOMMIT for bulk writes"
             )
+        for start in range(0, len(pending), MAX_TRANSACTION_ACTIONS):
+            self._commit_atomically(pending[start : start + MAX_TRANSACTION_ACTIONS])
+
+    def _commit_atomically(self, statements: list[dict[str, Any]]) -> None:
+        # One token per attempt at this commit: botocore's retries resend it, so a commit whose
+        # answer was lost is applied once.
         token = uuid.uuid4().hex
-        self._call("execute_transaction", {"TransactStatements": pending, "ClientRequestToken": token})
-        log.debug("ExecuteTransaction committed %d statements (token %s)", len(pending), token)
+        try:
+            self._call("execute_transaction", {"TransactStatements": statements, "ClientRequestToken": token})
+        except Error as error:
+            error.statements = statements  # CancellationReasons are indexed like these
+            raise
+        log.debug("ExecuteTransaction committed %d statements (token %s)", len(statements), token)
 
     def rollback(self) -> None:
         if self.closed:
             raise InterfaceError("connection is closed")
-        self._pending = []
+        self._discard()
 
     def close(self) -> None:
-        self._pending = []
+        self._discard()
         self.closed = True
 
+    def _discard(self) -> None:
+        self._pending: list[writes.Write | dict[str, Any]] = []
+        self._writes: dict[tuple[str, str], writes.Write] = {}
+
     def _buffer(self, kind: str, operation: str, body: dict[str, Any]) -> int:
-        """Hold one write for commit; return the rowcount a successful commit guarantees."""
+        """Hold one write for commit, merged with an earlier write of the same item; return its
+        rowcount: what a successful commit guarantees, or what the merge already decided."""
         if kind == "DELETE":
-            body = dict(body, Statement=stmt.without_returning_old(operation))
+            operation = stmt.without_returning_old(operation)
+            body = dict(body, Statement=operation)
         elif stmt.has_returning(operation):
             raise NotSupportedError(
                 "RETURNING cannot run inside a DynamoDB transaction: use isolation_level='AUTOCOMMIT' for this statement"
             )
-        self._pending.append(body)
-        # A failed UPDATE condition cancels the whole commit, so a committed UPDATE matched one item.
-        # A DELETE of a missing item commits silently, so its count is unknown.
-        return -1 if kind == "DELETE" else 1
+        write = self._parse(operation, body)
+        earlier = self._writes.get(write.identity) if write is not None else None
+        if earlier is None:
+            if write is not None:
+                self._writes[write.identity] = write
+            self._pending.append(write or body)
+            # A failed UPDATE condition cancels the whole commit, so a committed UPDATE matched
+            # one item. A DELETE of a missing item commits silently, so its count is unknown.
+            return -1 if kind == "DELETE" else 1
+        merged, rowcount = writes.merge(earlier, write)
+        position = next(i for i, pending in enumerate(self._pending) if pending is earlier)
+        if merged is None:
+            del self._pending[position]
+            del self._writes[write.identity]
+        else:
+            self._pending[position] = self._writes[write.identity] = merged
+        return rowcount
+
+    def _parse(self, operation: str, body: dict[str, Any]) -> writes.Write | None:
+        """The canonical write a statement performs (checked), or None for other statements."""
+        write = writes.parse(operation, body.get("Parameters", []), self._key_names)
+        if write is not None:
+            writes.check(write)
+        return write
+
+    def _key_names(self, table: str) -> tuple[str, ...]:
+        """The table's key attributes, HASH first (DescribeTable, once per table)."""
+        if table not in self._keys:
+            described = self._call("describe_table", {"TableName": table})["Table"]
+            ordered = sorted(described["KeySchema"], key=lambda k: k["KeyType"] != "HASH")
+            self._keys[table] = tuple(k["AttributeName"] for k in ordered)
+        return self._keys[table]
 
     def _call(self, method: str, body: dict[str, Any], translate_errors: bool = True) -> dict[str, Any]:
         started = time.perf_counter()

@@ -361,6 +361,7 @@ class Cursor:
     # -- writing -------------------------------------------------------------------------
 
     def _write_now(self, kind: str, operation: str, body: dict[str, Any]) -> None:
+        self.connection._parse(stmt.without_returning_old(operation), body)
         try:
             response = self.connection._call("execute_statement", body, translate_errors=False)
         except Exception as exc:

@@ -32,6 +32,8 @@ class Error(Exception):
         super().__init__(message)
         self.code = code
         self.response = response or {}
+        # For a failed commit: the statements sent, in the order of the CancellationReasons.
+        self.statements: list[dict[str, Any]] = []
 
 
 class InterfaceError(Error):

@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import types as sqltypes
 from sqlalchemy.engine import default, reflection
 from sqlalchemy.exc import ArgumentError
+from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.sql import compiler
 from sqlalchemy.sql import schema as sa_schema
 
@@ -42,6 +43,41 @@ def _absent(template: Any, params: Any) -> frozenset[int]:
 
 def _without(params: Any, absent: frozenset[int]) -> list[Any]:
     return [v for i, v in enumerate(params) if i not in absent]
+
+
+# URL parameters that configure botocore's client: retries and timeouts.
+CLIENT_OPTIONS = ("retry_mode", "max_attempts", "connect_timeout", "read_timeout")
+
+
+def _with_client_config(query: dict[str, Any]) -> dict[str, Any]:
+    """Move botocore options out of the URL query into the driver's client_config."""
+    config: dict[str, Any] = {}
+    retries = {}
+    if "retry_mode" in query:
+        retries["mode"] = query.pop("retry_mode")
+    if "max_attempts" in query:
+        retries["max_attempts"] = int(query.pop("max_attempts"))
+    if retries:
+        config["retries"] = retries
+    for name in ("connect_timeout", "read_timeout"):
+        if name in query:
+            config[name] = float(query.pop(name))
+    if config:
+        query["client_config"] = config
+    return query
+
+
+def _stale_write(error: Exception) -> str | None:
+    """The UPDATE/DELETE whose condition failed in a cancelled commit, if that is why it failed."""
+    reasons = getattr(error, "response", {}).get("CancellationReasons") or []
+    for reason, sent in zip(reasons, getattr(error, "statements", []), strict=False):
+        statement = sent["Statement"]
+        if reason.get("Code") == "ConditionalCheckFailed" and statement.split(" ", 1)[0] in (
+            "UPDATE",
+            "DELETE",
+        ):
+            return statement
+    return None
 
 
 class DynamoDBExecutionContext(default.DefaultExecutionContext):
@@ -196,8 +232,9 @@ class DynamoDBDialect(default.DefaultDialect):
         (sa_schema.Index, {"projection": None, "local": False, "include": None}),
     ]
 
-    def __init__(self, dynamodb_scan: str = "warn", **kwargs: Any):
+    def __init__(self, dynamodb_scan: str = "warn", dynamodb_chunked_commit: bool = False, **kwargs: Any):
         super().__init__(**kwargs)
+        self.dynamodb_chunked_commit = dynamodb_chunked_commit
         if dynamodb_scan not in SCAN_POLICIES:
             raise ArgumentError(
                 f"dynamodb_scan must be one of {', '.join(SCAN_POLICIES)}, not {dynamodb_scan!r}"
@@ -210,15 +247,15 @@ class DynamoDBDialect(default.DefaultDialect):
 
     def create_connect_args(self, url: Any) -> tuple[list, dict[str, Any]]:
         query = dict(url.query)
-        unknown = set(query) - {"region_name", "endpoint_url", "profile_name"}
+        unknown = set(query) - {"region_name", "endpoint_url", "profile_name", *CLIENT_OPTIONS}
         if unknown:
             raise ValueError(
-                f"unknown URL parameter(s) {', '.join(sorted(unknown))}: "
-                "dynamodb:// accepts region_name, endpoint_url and profile_name"
+                f"unknown URL parameter(s) {', '.join(sorted(unknown))}: dynamodb:// accepts "
+                f"region_name, endpoint_url, profile_name, {', '.join(CLIENT_OPTIONS)}"
             )
         if url.host and "endpoint_url" not in query:
             query["endpoint_url"] = f"http://{url.host}:{url.port or 8000}"
-        return [], query
+        return [], _with_client_config(query)
 
     # -- execution -------------------------------------------------------------------------
 
@@ -255,6 +292,27 @@ class DynamoDBDialect(default.DefaultDialect):
 
     def do_begin(self, dbapi_connection: Any) -> None:
         pass
+
+    def do_commit(self, dbapi_connection: Any) -> None:
+        try:
+            dbapi_connection.commit()
+        except dynamo_dbapi.IntegrityError as error:
+            stale = _stale_write(error)
+            if stale is None:
+                raise
+            raise StaleDataError(
+                f"{stale} matched no item at commit: the item was changed or deleted since it was "
+                "read (or its version check failed). Nothing of this transaction was written; "
+                "reload and retry (sa_dynamo.run_transaction retries for you)"
+            ) from error
+
+    def on_connect(self) -> Any:
+        chunked = self.dynamodb_chunked_commit
+
+        def configure(dbapi_connection: Any) -> None:
+            dbapi_connection.chunked_commit = chunked
+
+        return configure
 
     def do_ping(self, dbapi_connection: Any) -> bool:
         dbapi_connection._call("list_tables", {"Limit": 1})

@@ -85,3 +85,8 @@ def partition(cur: dbapi.Cursor, table: Table) -> list[tuple[str, Decimal]]:
     rows = [("p", f"{i:03}", i) for i in range(7)]
     cur.executemany(table.insert_sql(["pk", "sk", "n"]), rows)
     return [(sk, Decimal(n)) for _, sk, n in rows]
+
+
+@pytest.fixture
+def tx(tx_conn: dbapi.Connection) -> dbapi.Cursor:
+    return tx_conn.cursor()

@@ -13,11 +13,6 @@ from sa_dynamo.dbapi.connection import MAX_TRANSACTION_ACTIONS
 from .support import Table
 
 
-@pytest.fixture
-def tx(tx_conn: dbapi.Connection) -> dbapi.Cursor:
-    return tx_conn.cursor()
-
-
 def test_writes_are_invisible_until_commit(
     tx_conn: dbapi.Connection, tx: dbapi.Cursor, cur: dbapi.Cursor, table: Table, calls: Any
 ) -> None:
@@ -171,29 +166,34 @@ def test_update_of_a_missing_item_fails_the_whole_commit(
 def test_oversize_item_in_a_commit_is_a_data_error(
     tx_conn: dbapi.Connection, tx: dbapi.Cursor, table: Table
 ) -> None:
-    table.insert(tx, {"pk": "a", "sk": "1", "v": "x" * 410_000})
-    with pytest.raises(dbapi.DataError, match="statement 0: ValidationError: Item size has exceeded"):
-        tx_conn.commit()
+    table.insert(tx, {"pk": "a", "sk": "2"})
+    with pytest.raises(
+        dbapi.DataError, match="410007 bytes, over DynamoDB's 400 KB item limit .largest attribute: 'v'"
+    ):
+        table.insert(tx, {"pk": "a", "sk": "1", "v": "x" * 410_000})
+    tx_conn.rollback()
     assert table.keys(tx) == []
 
 
-def test_two_writes_to_one_item_are_rejected_and_write_nothing(
+def test_an_empty_key_is_refused_before_sending(
+    tx_conn: dbapi.Connection, tx: dbapi.Cursor, table: Table
+) -> None:
+    with pytest.raises(dbapi.DataError, match="key attribute 'sk' of table '.*' is empty"):
+        table.insert(tx, {"pk": "a", "sk": ""})
+    assert tx_conn.pending == 0
+
+
+def test_a_second_insert_of_one_item_is_an_integrity_error_at_once(
     tx_conn: dbapi.Connection, tx: dbapi.Cursor, table: Table
 ) -> None:
     table.insert(tx, {"pk": "a", "sk": "2"})
     table.insert(tx, {"pk": "a", "sk": "1"})
-    table.insert(tx, {"pk": "a", "sk": "1"})
-    with pytest.raises(dbapi.ProgrammingError, match="cannot include multiple operations on one item"):
-        tx_conn.commit()
+    with pytest.raises(dbapi.IntegrityError, match="this transaction already wrote that item"):
+        table.insert(tx, {"pk": "a", "sk": "1"})
+    tx_conn.rollback()
     assert table.keys(tx) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=dbapi.ProgrammingError,
-    reason="design.md promises same-item operations coalesced in one commit; the buffer does not "
-    "coalesce yet, and DynamoDB rejects two operations on one item in a transaction",
-)
 def test_insert_then_update_of_one_item_in_one_commit(
     tx_conn: dbapi.Connection, tx: dbapi.Cursor, table: Table
 ) -> None:

@@ -1,0 +1,268 @@
+"""Writes held for one transaction, coalesced per item.
+
+DynamoDB rejects a transaction that touches one item twice, yet a unit of work routinely does
+(insert, then update after an autoflush; two updates of a versioned row). Writes in the
+canonical forms the dialect emits are parsed into a Write and merged with the earlier write of
+the same item, so COMMIT sends one action per item; where the merge decides the outcome (an
+UPDATE of an item this transaction deleted, a version check against values it wrote), the
+rowcount is known at once. Other statements are sent as written.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .errors import DataError, IntegrityError, NotSupportedError
+
+_IDENT = r'"(?:[^"]|"")*"'
+_INSERT = re.compile(rf"^INSERT INTO (?P<table>{_IDENT}) VALUE \{{(?P<body>.*)\}}$", re.DOTALL)
+_ENTRY = re.compile(r"'((?:[^']|'')*)': \?")
+_UPDATE = re.compile(
+    rf"^UPDATE (?P<table>{_IDENT})(?: SET (?P<sets>.*?))?(?P<removes>(?: REMOVE {_IDENT})*) WHERE (?P<where>.*)$",
+    re.DOTALL,
+)
+_SET = re.compile(rf"({_IDENT}) = \?")
+_REMOVE = re.compile(rf" REMOVE ({_IDENT})")
+_DELETE = re.compile(
+    rf"^DELETE FROM (?P<table>{_IDENT}) WHERE (?P<where>.*?)(?: RETURNING ALL OLD \*)?$", re.DOTALL
+)
+_EQUALS = re.compile(rf"^({_IDENT}) = \?$")
+
+
+def _name(quoted: str) -> str:
+    return quoted[1:-1].replace('""', '"')
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(name: str) -> str:
+    return "'" + name.replace("'", "''") + "'"
+
+
+def _joined(pattern: re.Pattern, text: str, separator: str) -> list[str] | None:
+    """The names of ``pattern`` repeated with ``separator``, or None if the text is anything else."""
+    matches = list(pattern.finditer(text))
+    if separator.join(m.group(0) for m in matches) != text:
+        return None
+    return [m.group(1) for m in matches]
+
+
+@dataclass
+class Condition:
+    """Extra WHERE conditions of an UPDATE/DELETE: the PartiQL text and its parameters. When
+    the text is only ``"a" = ? AND "b" = ?`` it can be checked against values in hand."""
+
+    text: str
+    parameters: list[dict]
+
+    def equalities(self) -> dict[str, dict] | None:
+        names = []
+        for part in self.text.split(" AND "):
+            match = _EQUALS.match(part.strip())
+            if match is None:
+                return None
+            names.append(_name(match.group(1)))
+        return dict(zip(names, self.parameters, strict=True))
+
+
+@dataclass
+class Write:
+    """One canonical write: INSERT (values), UPDATE (values set, attributes removed) or DELETE."""
+
+    kind: str
+    table: str
+    key: tuple[tuple[str, Any], ...]
+    values: dict[str, dict] = field(default_factory=dict)
+    removes: list[str] = field(default_factory=list)
+    conditions: list[Condition] = field(default_factory=list)
+
+    @property
+    def identity(self) -> tuple[str, str]:
+        return self.table, repr(self.key)
+
+    def render(self) -> dict[str, Any]:
+        """The ExecuteTransaction statement for this write."""
+        key = dict(self.key)
+        where = " AND ".join(f"{_quote(n)} = ?" for n in key)
+        parameters: list[dict] = []
+        if self.kind == "INSERT":
+            body = ", ".join(f"{_literal(n)}: ?" for n in self.values)
+            text = f"INSERT INTO {_quote(self.table)} VALUE {{{body}}}"
+            parameters += self.values.values()
+        else:
+            if self.kind == "UPDATE":
+                text = f"UPDATE {_quote(self.table)}"
+                if self.values:
+                    text += " SET " + ", ".join(f"{_quote(n)} = ?" for n in self.values)
+                    parameters += self.values.values()
+                text += "".join(f" REMOVE {_quote(n)}" for n in self.removes)
+            else:
+                text = f"DELETE FROM {_quote(self.table)}"
+            text += " WHERE " + where
+            parameters += key.values()
+            if self.conditions:
+                text += " AND (" + " AND ".join(c.text for c in self.conditions) + ")"
+                for condition in self.conditions:
+                    parameters += condition.parameters
+        return {"Statement": text, "Parameters": parameters} if parameters else {"Statement": text}
+
+
+def parse(operation: str, parameters: list[dict], key_names: Any) -> Write | None:
+    """The Write a canonical statement performs, or None for any other statement.
+
+    ``key_names(table)`` gives the table's key attribute names (from DescribeTable).
+    """
+    text = operation.strip()
+    if (match := _INSERT.match(text)) is not None:
+        names = _joined(_ENTRY, match.group("body"), ", ")
+        if names is None or len(names) != len(parameters):
+            return None
+        names = [n.replace("''", "'") for n in names]
+        table = _name(match.group("table"))
+        values = dict(zip(names, parameters, strict=True))
+        keys = key_names(table)
+        if not all(k in values for k in keys):
+            return None
+        return Write("INSERT", table, tuple((k, values[k]) for k in keys), values)
+    if (match := _UPDATE.match(text)) is not None:
+        sets = _joined(_SET, match.group("sets") or "", ", ")
+        removes = _joined(_REMOVE, match.group("removes"), "")
+        if sets is None or removes is None:
+            return None
+        return _keyed(
+            "UPDATE", match, [_name(n) for n in sets], [_name(n) for n in removes], parameters, key_names
+        )
+    if (match := _DELETE.match(text)) is not None:
+        return _keyed("DELETE", match, [], [], parameters, key_names)
+    return None
+
+
+def _keyed(
+    kind: str, match: re.Match, sets: list[str], removes: list[str], parameters: list, key_names: Any
+) -> Write | None:
+    table = _name(match.group("table"))
+    keys = key_names(table)
+    where = match.group("where")
+    terms = where.split(" AND ", len(keys))
+    names = [_EQUALS.match(t) for t in terms[: len(keys)]]
+    if any(m is None for m in names) or [_name(m.group(1)) for m in names] != list(keys):
+        return None
+    rest = terms[len(keys)] if len(terms) > len(keys) else ""
+    if rest and not (rest.startswith("(") and rest.endswith(")")):
+        return None
+    values = dict(zip(sets, parameters[: len(sets)], strict=True))
+    key_values = parameters[len(sets) : len(sets) + len(keys)]
+    condition_parameters = parameters[len(sets) + len(keys) :]
+    if len(key_values) != len(keys) or len(condition_parameters) != rest.count("?"):
+        return None
+    conditions = [Condition(rest[1:-1], condition_parameters)] if rest else []
+    return Write(kind, table, tuple(zip(keys, key_values, strict=True)), values, removes, conditions)
+
+
+def _state_after(write: Write) -> dict[str, dict | None]:
+    """What an earlier write of this transaction fixes about the item: attribute -> value
+    (None = absent). An INSERT fixes everything; an UPDATE what it sets and removes."""
+    state: dict[str, dict | None] = dict(write.values)
+    state.update(dict.fromkeys(write.removes))
+    return state
+
+
+def _check(
+    conditions: list[Condition], state: dict[str, dict | None], complete: bool
+) -> tuple[bool, list[Condition]]:
+    """Decide the conditions the earlier write settles: (all settled ones hold, the rest)."""
+    remaining = []
+    for condition in conditions:
+        equalities = condition.equalities()
+        settled = equalities is not None and (complete or all(n in state for n in equalities))
+        if not settled:
+            if complete or (equalities is None and any(f'"{n}"' in condition.text for n in state)):
+                raise NotSupportedError(
+                    f"a condition ({condition.text}) on an item this transaction already wrote cannot be "
+                    "combined into one DynamoDB action: commit before this statement"
+                )
+            remaining.append(condition)
+        elif any(state.get(n) != v for n, v in equalities.items()):
+            return False, []
+    return True, remaining
+
+
+def merge(earlier: Write, later: Write) -> tuple[Write | None, int]:
+    """The single write that has the effect of ``earlier`` then ``later`` on one item, and
+    ``later``'s rowcount (-1 when only the commit can tell)."""
+    if later.kind == "INSERT":
+        if earlier.kind != "DELETE":
+            raise IntegrityError(
+                f"duplicate key {dict((n, list(v.values())[0]) for n, v in later.key)} in table "
+                f"{later.table!r}: this transaction already wrote that item"
+            )
+        raise NotSupportedError(
+            f"the item {dict((n, list(v.values())[0]) for n, v in later.key)} of {later.table!r} is "
+            "deleted and inserted again in one transaction, which DynamoDB cannot do atomically: commit between them"
+        )
+    if earlier.kind == "DELETE":
+        return earlier, 0  # the item is gone: the later UPDATE or DELETE matches nothing
+    holds, conditions = _check(later.conditions, _state_after(earlier), complete=earlier.kind == "INSERT")
+    if not holds:
+        return earlier, 0
+    if later.kind == "DELETE":
+        if earlier.kind == "INSERT":
+            return None, 1  # inserted and deleted: nothing to send
+        return replace(later, conditions=earlier.conditions + conditions), 1
+    values = {**earlier.values, **later.values}
+    if earlier.kind == "INSERT":
+        for name in later.removes:
+            values.pop(name, None)
+        return replace(earlier, values=values), 1
+    removes = [n for n in earlier.removes if n not in later.values] + [
+        n for n in later.removes if n not in earlier.removes
+    ]
+    for name in later.removes:
+        values.pop(name, None)
+    return replace(earlier, values=values, removes=removes, conditions=earlier.conditions + conditions), 1
+
+
+MAX_ITEM_BYTES = 400 * 1024
+
+
+def attribute_size(value: dict[str, Any]) -> int:
+    """An AttributeValue's size as DynamoDB counts it toward the 400 KB item limit (close enough
+    to refuse an oversize item before sending; DynamoDB stays the judge near the limit)."""
+    ((kind, inner),) = value.items()
+    if kind == "S":
+        return len(inner.encode("utf-8"))
+    if kind == "N":
+        return len(inner.lstrip("-").replace(".", "")) // 2 + 2
+    if kind == "B":
+        return len(inner)
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind in ("SS", "NS", "BS"):
+        return sum(attribute_size({kind[0]: v}) for v in inner)
+    if kind == "M":
+        return 3 + sum(len(k.encode("utf-8")) + attribute_size(v) + 1 for k, v in inner.items())
+    return 3 + sum(attribute_size(v) + 1 for v in inner)  # L
+
+
+def check(write: Write) -> None:
+    """Refuse before sending what DynamoDB would refuse: empty key values, oversize items."""
+    for name, value in write.key:
+        if value in ({"S": ""}, {"B": b""}):
+            raise DataError(
+                f"key attribute {name!r} of table {write.table!r} is empty; DynamoDB keys need a value"
+            )
+    if write.kind != "INSERT":
+        return
+    sizes = {name: len(name.encode("utf-8")) + attribute_size(value) for name, value in write.values.items()}
+    total = sum(sizes.values())
+    if total > MAX_ITEM_BYTES:
+        largest = max(sizes, key=sizes.get)
+        raise DataError(
+            f"the item for {dict((n, next(iter(v.values()))) for n, v in write.key)} in table {write.table!r} is "
+            f"{total} bytes, over DynamoDB's 400 KB item limit (largest attribute: {largest!r}, "
+            f"{sizes[largest]} bytes): store large values elsewhere (e.g. S3) and keep a reference"
+        )

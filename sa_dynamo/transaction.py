@@ -1,0 +1,78 @@
+"""``run_transaction``: a unit of work retried when DynamoDB says it lost a race.
+
+Optimistic concurrency means a transaction can fail because someone else wrote first: a version
+check fails (StaleDataError) or DynamoDB cancels on a conflicting transaction. Both are safe to
+retry from the start, since nothing of the failed attempt was written. The shape follows the
+CockroachDB dialect's run_transaction.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm.exc import StaleDataError
+
+T = TypeVar("T")
+
+_CONFLICT_CODES = ("TransactionConflict", "TransactionConflictException", "TransactionInProgressException")
+
+
+def is_retryable(error: BaseException) -> bool:
+    """A lost race: a failed version check, or a transaction DynamoDB cancelled for a conflict."""
+    if isinstance(error, StaleDataError):
+        return True
+    if isinstance(error, DBAPIError):
+        original = error.orig
+        codes = [getattr(original, "code", None)]
+        codes += [r.get("Code") for r in getattr(original, "response", {}).get("CancellationReasons") or []]
+        return any(code in _CONFLICT_CODES for code in codes)
+    return False
+
+
+def run_transaction(
+    transactor: Engine | Connection | sessionmaker | Session,
+    callback: Callable[[Any], T],
+    max_retries: int = 10,
+    max_backoff: float = 1.0,
+) -> T:
+    """Run ``callback`` in a transaction and commit; on a lost race, start again.
+
+    ``callback`` gets a Session (for a sessionmaker or Session) or a Connection (for an Engine
+    or Connection) and must not commit itself; it may run several times, so it should only
+    talk to the database through what it is given. After ``max_retries`` retries the last
+    error is raised.
+    """
+    attempt = 0
+    while True:
+        try:
+            return _once(transactor, callback)
+        except Exception as error:
+            if attempt >= max_retries or not is_retryable(error):
+                raise
+        time.sleep(random.uniform(0, min(max_backoff, 0.01 * 2**attempt)))
+        attempt += 1
+
+
+def _once(transactor: Any, callback: Callable[[Any], T]) -> T:
+    if isinstance(transactor, sessionmaker):
+        with transactor() as session, session.begin():
+            return callback(session)
+    if isinstance(transactor, Session):
+        with transactor.begin():
+            result = callback(transactor)
+        return result
+    if isinstance(transactor, Engine):
+        with transactor.begin() as connection:
+            return callback(connection)
+    if isinstance(transactor, Connection):
+        with transactor.begin():
+            return callback(transactor)
+    raise TypeError(
+        f"run_transaction needs an Engine, Connection, sessionmaker or Session, not {type(transactor).__name__}"
+    )
