@@ -84,6 +84,10 @@ class Write:
     def identity(self) -> tuple[str, str]:
         return self.table, repr(self.key)
 
+    def key_text(self) -> str:
+        """The key as the user wrote it, for messages: {'pk': 'a', 'sk': '1'}."""
+        return str({name: next(iter(value.values())) for name, value in self.key})
+
     def render(self) -> dict[str, Any]:
         """The ExecuteTransaction statement for this write."""
         key = dict(self.key)
@@ -197,11 +201,11 @@ def merge(earlier: Write, later: Write) -> tuple[Write | None, int]:
     if later.kind == "INSERT":
         if earlier.kind != "DELETE":
             raise IntegrityError(
-                f"duplicate key {dict((n, list(v.values())[0]) for n, v in later.key)} in table "
+                f"duplicate key {later.key_text()} in table "
                 f"{later.table!r}: this transaction already wrote that item"
             )
         raise NotSupportedError(
-            f"the item {dict((n, list(v.values())[0]) for n, v in later.key)} of {later.table!r} is "
+            f"the item {later.key_text()} of {later.table!r} is "
             "deleted and inserted again in one transaction, which DynamoDB cannot do atomically: commit between them"
         )
     if earlier.kind == "DELETE":
@@ -262,7 +266,7 @@ def check(write: Write) -> None:
     if total > MAX_ITEM_BYTES:
         largest = max(sizes, key=sizes.get)
         raise DataError(
-            f"the item for {dict((n, next(iter(v.values()))) for n, v in write.key)} in table {write.table!r} is "
+            f"the item for {write.key_text()} in table {write.table!r} is "
             f"{total} bytes, over DynamoDB's 400 KB item limit (largest attribute: {largest!r}, "
             f"{sizes[largest]} bytes): store large values elsewhere (e.g. S3) and keep a reference"
         )

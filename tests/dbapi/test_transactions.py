@@ -168,7 +168,7 @@ def test_oversize_item_in_a_commit_is_a_data_error(
 ) -> None:
     table.insert(tx, {"pk": "a", "sk": "2"})
     with pytest.raises(
-        dbapi.DataError, match="410007 bytes, over DynamoDB's 400 KB item limit .largest attribute: 'v'"
+        dbapi.DataError, match=r"410007 bytes, over DynamoDB's 400 KB item limit \(largest attribute: 'v'"
     ):
         table.insert(tx, {"pk": "a", "sk": "1", "v": "x" * 410_000})
     tx_conn.rollback()
@@ -178,7 +178,7 @@ def test_oversize_item_in_a_commit_is_a_data_error(
 def test_an_empty_key_is_refused_before_sending(
     tx_conn: dbapi.Connection, tx: dbapi.Cursor, table: Table
 ) -> None:
-    with pytest.raises(dbapi.DataError, match="key attribute 'sk' of table '.*' is empty"):
+    with pytest.raises(dbapi.DataError, match=r"key attribute 'sk' of table '.*' is empty"):
         table.insert(tx, {"pk": "a", "sk": ""})
     assert tx_conn.pending == 0
 
