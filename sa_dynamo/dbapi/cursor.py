@@ -114,6 +114,7 @@ class Cursor:
         self.count_only = False
         self.discriminator: Discriminator | None = None
         self.count: str | None = None
+        self.hidden_columns = 0  # trailing projected attributes that are read but not returned
         self.page_rows: int | None = None
         self.start_token: str | None = None
         self.resume_token: str | None = None  # survives close(): read after the rows are consumed
@@ -245,6 +246,8 @@ class Cursor:
         if self.consistent_read:
             body["ConsistentRead"] = True
         names = stmt.projection(operation)
+        if names is not None and self.hidden_columns:
+            names = names[: -self.hidden_columns]
         if self.count is not None:
             self._count_items(body, names[0])
             return

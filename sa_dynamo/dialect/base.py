@@ -153,6 +153,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             )
         cursor.count_only = compiled.dynamodb_count_only
         cursor.count = compiled.dynamodb_count
+        cursor.hidden_columns = compiled.dynamodb_hidden_columns
         page = options.get("dynamodb_page")
         if page is not None:
             cursor.page_rows = page.size

@@ -10,6 +10,7 @@ chains. Identifiers are always double-quoted, values always ``?`` parameters.
 
 from __future__ import annotations
 
+import re
 from typing import Any, NamedTuple, NoReturn
 
 from sqlalchemy import Boolean, and_, exc, false, func, or_, true
@@ -71,6 +72,25 @@ _FUNCTIONS = {
     "size": 1,
 }
 _NEGATED_FUNCTIONS = {"attribute_exists": "attribute_not_exists", "attribute_not_exists": "attribute_exists"}
+
+
+_QUOTED = re.compile(r'"(?:[^"]|"")*"|\'(?:[^\']|\'\')*\'')
+_COMPARATORS = re.compile(r"<>|<=|>=|=|<|>")
+_WORD_OPERATORS = re.compile(r"\b(?:AND|OR|NOT|IN|IS|BETWEEN)\b")
+_CALLS = re.compile(r"\b\w+\(")
+
+
+def operator_count(statement: str) -> int:
+    """Operators and functions in a statement's WHERE, as DynamoDB counts them toward its limit
+    of 300 (a BETWEEN's own AND is part of the BETWEEN)."""
+    where = _QUOTED.sub(" ", statement).partition(" WHERE ")[2].partition(" ORDER BY ")[0]
+    between = where.count("BETWEEN")
+    return (
+        len(_COMPARATORS.findall(where))
+        + len(_WORD_OPERATORS.findall(where))
+        - between
+        + len(_CALLS.findall(where))
+    )
 
 
 def _is_boolean_attribute(clause: Any) -> bool:
@@ -206,6 +226,7 @@ class DynamoDBCompiler(compiler.SQLCompiler):
     dynamodb_plan: Plan | None = None
     dynamodb_count: str | None = None  # "rows" for COUNT(*), "values" for COUNT(attribute)
     dynamodb_global_index = False
+    dynamodb_hidden_columns = 0  # projected only for DynamoDB's sake, not returned
 
     def __init__(self, *args: Any, **kwargs: Any):
         self._key_condition = self._filter = ""
@@ -215,6 +236,12 @@ class DynamoDBCompiler(compiler.SQLCompiler):
             self.dynamodb_template = self.dynamodb_template.finalized(self.string)
         if self.dynamodb_plan is not None:
             self.dynamodb_plan = self.dynamodb_plan.finished(self.string)
+            operators_used = operator_count(self.string)
+            if operators_used > MAX_OPERATORS:
+                _refuse(
+                    f"a statement with {operators_used} operators and functions",
+                    f"DynamoDB allows {MAX_OPERATORS}; split the condition over several queries",
+                )
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -377,6 +404,13 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         if index is not None:
             source += "." + self.preparer.quote_identifier(index.name)
             self.dynamodb_global_index = not index.dialect_options["dynamodb"]["local"]
+        order_by = self._order_by(keys, select, **kwargs) if select._order_by_clauses else ""
+        hash_key = self.preparer.quote(key_schema(table).hash_key.name)
+        if order_by.endswith(" DESC") and hash_key not in inner_columns:
+            # DynamoDB Local fails ORDER BY ... DESC unless the partition key is projected; it
+            # is read but not returned (partiql-reference.md §5).
+            inner_columns = [*inner_columns, hash_key]
+            self.dynamodb_hidden_columns = 1
         text += ", ".join(inner_columns) + " FROM " + source
         if select._where_criteria:
             text += " WHERE " + self._where(keys, select._where_criteria, **kwargs)
@@ -395,8 +429,7 @@ class DynamoDBCompiler(compiler.SQLCompiler):
             self._filter,
             reason=reason if operation == "Scan" else "",
         )
-        if select._order_by_clauses:
-            text += self._order_by(keys, select, **kwargs)
+        text += order_by
         if select._limit_clause is not None:
             self._row_limit(select)
         return text

@@ -459,3 +459,27 @@ def test_condition_refusals(condition, message):
     with pytest.raises(CompileError, match="DynamoDB PartiQL cannot express") as raised:
         partiql(select(flags.c.pk).where(condition))
     assert message in str(raised.value)
+
+
+def test_descending_order_projects_the_partition_key_without_returning_it():
+    """DynamoDB Local fails ORDER BY ... DESC unless the partition key is in the projection."""
+    compiled = (
+        select(items.c.sk).where(items.c.pk == "A").order_by(items.c.sk.desc()).compile(dialect=dialect)
+    )
+    assert str(compiled) == 'SELECT "sk", "pk" FROM "items" WHERE "pk" = ? ORDER BY "sk" DESC'
+    assert compiled.dynamodb_hidden_columns == 1
+
+
+def test_operator_limit_matches_dynamodb_count():
+    """partiql-reference §12: pk = ? AND (n = ? OR ... x149) is 299 operators; x150 is 301."""
+    from sa_dynamo.dialect.compiler import operator_count
+
+    def with_ors(n: int):
+        return select(items.c.pk).where(items.c.pk == "A", or_(*[items.c.n == i for i in range(n)]))
+
+    assert operator_count(partiql(with_ors(149))) == 299
+    assert operator_count('SELECT "a" FROM "t" WHERE "a" BETWEEN ? AND ? AND begins_with("b", ?)') == 3
+    with pytest.raises(
+        CompileError, match="a statement with 301 operators and functions: DynamoDB allows 300"
+    ):
+        partiql(with_ors(150))
