@@ -119,6 +119,10 @@ class Connection:
             writes.check(write)
         return write
 
+    def set_key_names(self, table: str, names: tuple[str, ...]) -> None:
+        """Tell the connection a table's key attributes (HASH first), sparing it a DescribeTable."""
+        self._keys[table] = tuple(names)
+
     def _key_names(self, table: str) -> tuple[str, ...]:
         """The table's key attributes, HASH first (DescribeTable, once per table)."""
         if table not in self._keys:

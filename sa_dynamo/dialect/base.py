@@ -154,6 +154,8 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         cursor.count_only = compiled.dynamodb_count_only
         cursor.count = compiled.dynamodb_count
         cursor.hidden_columns = compiled.dynamodb_hidden_columns
+        if compiled.dynamodb_key_names is not None:
+            cursor.connection.set_key_names(*compiled.dynamodb_key_names)
         page = options.get("dynamodb_page")
         if page is not None:
             cursor.page_rows = page.size

@@ -227,6 +227,7 @@ class DynamoDBCompiler(compiler.SQLCompiler):
     dynamodb_count: str | None = None  # "rows" for COUNT(*), "values" for COUNT(attribute)
     dynamodb_global_index = False
     dynamodb_hidden_columns = 0  # projected only for DynamoDB's sake, not returned
+    dynamodb_key_names: tuple[str, tuple[str, ...]] | None = None  # a write's table and key
 
     def __init__(self, *args: Any, **kwargs: Any):
         self._key_condition = self._filter = ""
@@ -694,6 +695,7 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         if getattr(compile_state, "_extra_froms", None):
             self._refuse("a multi-table UPDATE/DELETE", "update or delete each item by its key")
         table = self._single_table(stmt.table, flag[2:].upper())
+        self.dynamodb_key_names = (table.name, tuple(c.name for c in key_schema(table).columns))
         self.stack.append({"correlate_froms": {table}, "asfrom_froms": {table}, "selectable": stmt})
         return stmt, compile_state, table
 

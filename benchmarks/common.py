@@ -1,0 +1,117 @@
+"""What every workload shares: one DynamoDB Local, the contenders' clients, timing and API-call
+counting. Ratios are measured against raw boto3 doing the same work in the same run."""
+
+from __future__ import annotations
+
+import statistics
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import boto3
+from sqlalchemy import create_engine
+from sqlalchemy.dialects import registry
+
+from sa_dynamo.dbapi import LOCAL_CREDENTIALS
+
+# PyDynamoDB registers a SQLAlchemy dialect under the same name; make "dynamodb://" ours.
+registry.register("dynamodb", "sa_dynamo.dialect.base", "DynamoDBDialect")
+
+REGION = "us-east-1"
+
+
+@dataclass
+class Result:
+    """One contender's timing in one workload: median seconds over the repetitions."""
+
+    workload: str
+    contender: str
+    seconds: float
+    calls: int | None = None
+    note: str = ""
+
+
+@dataclass
+class Env:
+    """The shared fixture of a benchmark run."""
+
+    endpoint_url: str
+    repetitions: int
+    results: list[Result] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.client = boto3.client(
+            "dynamodb", endpoint_url=self.endpoint_url, region_name=REGION, **LOCAL_CREDENTIALS
+        )
+        self.engine = create_engine(f"dynamodb://{self.endpoint_url.removeprefix('http://')}")
+
+    def table_name(self, prefix: str) -> str:
+        return f"bench_{prefix}_{uuid.uuid4().hex[:6]}"
+
+    def create_table(self, name: str) -> None:
+        """A pk/sk string-keyed table, as every workload uses."""
+        self.client.create_table(
+            TableName=name,
+            KeySchema=[
+                {"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "sk", "KeyType": "RANGE"},
+            ],
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "S"},
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+
+    def load(self, table: str, items: list[dict[str, Any]]) -> None:
+        """Write items with plain BatchWriteItem (setup, not measured)."""
+        for start in range(0, len(items), 25):
+            requests = [{"PutRequest": {"Item": _item(i)}} for i in items[start : start + 25]]
+            pending = {table: requests}
+            while pending:
+                pending = self.client.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
+
+    def measure(self, workload: str, contender: str, work: Callable[[], Any], client: Any = None) -> Result:
+        """Median wall time of ``work`` over the repetitions, and the API calls of one run."""
+        counted = client if client is not None else self.client
+        counter: Counter[str] = Counter()
+
+        def count(model: Any, **kwargs: Any) -> None:
+            counter[model.name] += 1
+
+        times = []
+        for repetition in range(self.repetitions):
+            if repetition == 0:
+                counted.meta.events.register("before-call.dynamodb", count)
+            started = time.perf_counter()
+            work()
+            times.append(time.perf_counter() - started)
+            if repetition == 0:
+                counted.meta.events.unregister("before-call.dynamodb", count)
+        result = Result(workload, contender, statistics.median(times), sum(counter.values()))
+        self.results.append(result)
+        return result
+
+
+def _item(values: dict[str, Any]) -> dict[str, Any]:
+    from boto3.dynamodb.types import TypeSerializer
+
+    serializer = TypeSerializer()
+    return {k: serializer.serialize(v) for k, v in values.items()}
+
+
+def engine_client(engine: Any) -> Any:
+    """The boto3 client behind a pooled connection of the engine (to count its API calls)."""
+    with engine.connect() as connection:
+        return connection.connection.dbapi_connection.client
+
+
+def optional(module: str) -> Any:
+    """A contender's package, or None when it is not installed (the smoke test runs without)."""
+    try:
+        return __import__(module)
+    except ImportError:
+        return None

@@ -1,0 +1,86 @@
+"""Run every workload against one DynamoDB Local and print each contender's time as a ratio to
+raw boto3 doing the same work in the same run (median of several repetitions).
+
+    python -m benchmarks.run            # full sizes
+    python -m benchmarks.run --quick    # tiny sizes, to check the code runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from sa_dynamo import local
+
+from . import w1_point_reads, w2_partition_query, w3_bulk_insert, w4_commit, w5_stream, w6_compile
+from .common import Env, Result
+
+WORKLOADS = [w1_point_reads, w2_partition_query, w3_bulk_insert, w4_commit, w5_stream, w6_compile]
+QUICK = {
+    w1_point_reads: 20,
+    w2_partition_query: 50,
+    w3_bulk_insert: 60,
+    w4_commit: 10,
+    w5_stream: 300,
+    w6_compile: 30,
+}
+# Targets from the benchmark issue: contender -> (baseline contender, highest acceptable ratio).
+TARGETS = {
+    "sa_dynamo session.get": ("boto3 ExecuteStatement (same PartiQL)", 1.15),
+    "sa_dynamo ORM select": ("boto3 ExecuteStatement + TypeDeserializer", 1.2),
+    "sa_dynamo AUTOCOMMIT executemany": ("boto3 BatchExecuteStatement loop", 1.2),
+}
+
+
+def table(results: list[Result]) -> str:
+    """The results as text: per workload, each contender's ratio to the first (boto3) row."""
+    lines = []
+    for workload in dict.fromkeys(r.workload for r in results):
+        rows = [r for r in results if r.workload == workload]
+        base = rows[0].seconds
+        lines.append(f"\n{workload}")
+        for row in rows:
+            calls = f"{row.calls:6d} calls" if row.calls else " " * 12
+            verdict = _verdict(row, rows)
+            lines.append(
+                f"  {row.contender:45s} {row.seconds * 1000:9.1f} ms  {row.seconds / base:5.2f}x  {calls}  {row.note}{verdict}"
+            )
+    return "\n".join(lines)
+
+
+def _verdict(row: Result, rows: list[Result]) -> str:
+    if row.contender not in TARGETS:
+        return ""
+    baseline, limit = TARGETS[row.contender]
+    reference = next((r for r in rows if r.contender == baseline), None)
+    if reference is None:
+        return ""
+    ratio = row.seconds / reference.seconds
+    status = "meets" if ratio <= limit else "MISSES"
+    return f"  [{status} target <= {limit}x {baseline}: {ratio:.2f}x]"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: check that the code runs")
+    parser.add_argument("--repetitions", type=int, default=None)
+    parser.add_argument("--endpoint", help="a running DynamoDB Local (default: start one)")
+    args = parser.parse_args(argv)
+    server = None if args.endpoint else local.start()
+    try:
+        env = Env(args.endpoint or server.endpoint_url, args.repetitions or (1 if args.quick else 5))
+        for workload in WORKLOADS:
+            if args.quick:
+                workload.run(env, QUICK[workload])
+            else:
+                workload.run(env)
+            print(f"done: {workload.NAME}", file=sys.stderr)
+        print(table(env.results))
+    finally:
+        if server is not None:
+            server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

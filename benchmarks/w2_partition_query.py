@@ -1,0 +1,54 @@
+"""W2: one partition of 1,000 items into objects: the ORM vs boto3 paging + TypeDeserializer,
+PynamoDB query and PyDynamoDB."""
+
+from __future__ import annotations
+
+from boto3.dynamodb.types import TypeDeserializer
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from .common import Env, engine_client
+from .models import items, orm_model, pydynamodb_connection, pynamodb_model
+
+NAME = "W2 partition query"
+
+
+def run(env: Env, size: int = 1000) -> None:
+    table = env.table_name("w2")
+    env.create_table(table)
+    env.load(table, items("P", size))
+    statement = f'SELECT "pk", "sk", "n", "name", "flag" FROM "{table}" WHERE "pk" = ?'
+    deserializer = TypeDeserializer()
+
+    def boto3_paging() -> list[dict]:
+        rows, token = [], None
+        while True:
+            page = env.client.execute_statement(
+                Statement=statement, Parameters=[{"S": "P"}], **({"NextToken": token} if token else {})
+            )
+            rows += [{k: deserializer.deserialize(v) for k, v in item.items()} for item in page["Items"]]
+            token = page.get("NextToken")
+            if token is None:
+                return rows
+
+    model = orm_model(table)
+
+    def orm_query() -> list:
+        with Session(env.engine) as session:
+            return session.scalars(select(model).where(model.pk == "P")).all()
+
+    env.measure(NAME, "boto3 ExecuteStatement + TypeDeserializer", boto3_paging)
+    env.measure(NAME, "sa_dynamo ORM select", orm_query, engine_client(env.engine))
+    pynamo = pynamodb_model(table, env.endpoint_url)
+    if pynamo is not None:
+        client = pynamo._get_connection().connection.client
+        env.measure(NAME, "PynamoDB Model.query", lambda: list(pynamo.query("P")), client)
+    connection = pydynamodb_connection(env.endpoint_url)
+    if connection is not None:
+        cursor = connection.cursor()
+
+        def pydynamodb_select() -> list:
+            cursor.execute(statement, ["P"])
+            return cursor.fetchall()
+
+        env.measure(NAME, "PyDynamoDB cursor.execute", pydynamodb_select, connection.client)

@@ -1,0 +1,65 @@
+"""W3: 10,000 inserts: AUTOCOMMIT executemany (BatchExecuteStatement, SQL INSERT semantics) vs
+a raw BatchExecuteStatement loop, and PynamoDB's batch_write (PutItem, overwrite semantics)
+vs raw BatchWriteItem."""
+
+from __future__ import annotations
+
+from boto3.dynamodb.types import TypeSerializer
+from sqlalchemy import insert
+
+from .common import Env, engine_client
+from .models import items, orm_model, pynamodb_model
+
+NAME = "W3 bulk insert"
+
+
+def run(env: Env, size: int = 10_000) -> None:
+    serializer = TypeSerializer()
+    counter = iter(range(1_000_000))
+
+    def fresh_table() -> str:
+        name = env.table_name(f"w3_{next(counter)}")
+        env.create_table(name)
+        return name
+
+    rows = items("P", size)
+    tables = {key: [fresh_table() for _ in range(env.repetitions)] for key in ("raw", "sa", "put", "pynamo")}
+
+    def raw_batch_execute() -> None:
+        table = tables["raw"].pop()
+        statement = f"INSERT INTO \"{table}\" VALUE {{'pk': ?, 'sk': ?, 'n': ?, 'name': ?, 'flag': ?}}"
+        for start in range(0, len(rows), 25):
+            batch = [
+                {"Statement": statement, "Parameters": [serializer.serialize(v) for v in row.values()]}
+                for row in rows[start : start + 25]
+            ]
+            env.client.batch_execute_statement(Statements=batch)
+
+    def sa_executemany() -> None:
+        model = orm_model(tables["sa"].pop())
+        with env.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+            connection.execute(insert(model.__table__), rows)
+
+    def raw_batch_write() -> None:
+        table = tables["put"].pop()
+        for start in range(0, len(rows), 25):
+            requests = [
+                {"PutRequest": {"Item": {k: serializer.serialize(v) for k, v in row.items()}}}
+                for row in rows[start : start + 25]
+            ]
+            env.client.batch_write_item(RequestItems={table: requests})
+
+    env.measure(NAME, "boto3 BatchExecuteStatement loop", raw_batch_execute)
+    env.measure(NAME, "sa_dynamo AUTOCOMMIT executemany", sa_executemany, engine_client(env.engine))
+    env.measure(NAME, "boto3 BatchWriteItem loop (overwrite)", raw_batch_write)
+    models = [pynamodb_model(table, env.endpoint_url) for table in tables["pynamo"]]
+    if models[0] is not None:
+
+        def pynamo_batch_write() -> None:
+            model = models.pop()
+            with model.batch_write() as batch:
+                for row in rows:
+                    batch.save(model(**row))
+
+        client = models[-1]._get_connection().connection.client
+        env.measure(NAME, "PynamoDB batch_write (overwrite)", pynamo_batch_write, client)

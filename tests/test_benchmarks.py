@@ -1,0 +1,21 @@
+"""The benchmark code runs (tiny sizes, without the optional contenders) so it cannot rot.
+It asserts what the run produced, never how long it took."""
+
+from __future__ import annotations
+
+from benchmarks import run
+
+
+def test_every_workload_runs_and_reports_its_ratios(endpoint_url, capsys):
+    assert run.main(["--quick", "--endpoint", endpoint_url]) == 0
+    printed = capsys.readouterr().out
+    for workload in run.WORKLOADS:
+        assert workload.NAME in printed
+    for contender in (
+        "boto3 GetItem",
+        "sa_dynamo session.get",
+        "sa_dynamo AUTOCOMMIT executemany",
+        "sa_dynamo session.commit",
+    ):
+        assert contender in printed
+    assert "cache hits" in printed and "peak" in printed
