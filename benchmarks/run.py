@@ -29,6 +29,7 @@ TARGETS = {
     "sa_dynamo session.get": ("boto3 ExecuteStatement (same PartiQL)", 1.15),
     "sa_dynamo ORM select": ("boto3 ExecuteStatement + TypeDeserializer", 1.2),
     "sa_dynamo AUTOCOMMIT executemany": ("boto3 BatchExecuteStatement loop", 1.2),
+    "sa_dynamo upsert (overwrite)": ("boto3 BatchWriteItem loop (overwrite)", 1.2),
 }
 
 

@@ -1,11 +1,13 @@
 """W3: 10,000 inserts: AUTOCOMMIT executemany (BatchExecuteStatement, SQL INSERT semantics) vs
-a raw BatchExecuteStatement loop, and PynamoDB's batch_write (PutItem, overwrite semantics)
-vs raw BatchWriteItem."""
+a raw BatchExecuteStatement loop; sa_dynamo's upsert and PynamoDB's batch_write (BatchWriteItem,
+overwrite semantics) vs a raw BatchWriteItem loop."""
 
 from __future__ import annotations
 
 from boto3.dynamodb.types import TypeSerializer
 from sqlalchemy import insert
+
+from sa_dynamo import upsert
 
 from .common import Env, engine_client
 from .models import items, orm_model, pynamodb_model
@@ -23,7 +25,10 @@ def run(env: Env, size: int = 10_000) -> None:
         return name
 
     rows = items("P", size)
-    tables = {key: [fresh_table() for _ in range(env.repetitions)] for key in ("raw", "sa", "put", "pynamo")}
+    tables = {
+        key: [fresh_table() for _ in range(env.repetitions)]
+        for key in ("raw", "sa", "put", "upsert", "pynamo")
+    }
 
     def raw_batch_execute() -> None:
         table = tables["raw"].pop()
@@ -51,7 +56,14 @@ def run(env: Env, size: int = 10_000) -> None:
 
     env.measure(NAME, "boto3 BatchExecuteStatement loop", raw_batch_execute)
     env.measure(NAME, "sa_dynamo AUTOCOMMIT executemany", sa_executemany, engine_client(env.engine))
+
+    def sa_upsert() -> None:
+        model = orm_model(tables["upsert"].pop())
+        with env.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+            connection.execute(upsert(model.__table__), rows)
+
     env.measure(NAME, "boto3 BatchWriteItem loop (overwrite)", raw_batch_write)
+    env.measure(NAME, "sa_dynamo upsert (overwrite)", sa_upsert, engine_client(env.engine))
     models = [pynamodb_model(table, env.endpoint_url) for table in tables["pynamo"]]
     if models[0] is not None:
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import exc
 from .dialect.types import BinarySet, NumberSet, StringSet
+from .dml import upsert
 from .orm import SingleTable, item_collection, key_of
 from .pagination import Page, paginate
 from .plan import Plan, explain
@@ -25,4 +26,5 @@ __all__ = [
     "key_of",
     "paginate",
     "run_transaction",
+    "upsert",
 ]

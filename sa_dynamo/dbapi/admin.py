@@ -13,6 +13,10 @@ from .connection import Connection
 from .errors import ProgrammingError, translate
 
 _POLL_SECONDS = 0.5
+# Keys the dialect adds to a request for what the call itself cannot carry: the TTL to enable once
+# the table is ACTIVE (UpdateTimeToLive's TimeToLiveSpecification), and whether an index is local.
+TTL_KEY = "TimeToLiveSpecification"
+LOCAL_INDEX_KEY = "LocalIndex"
 _WAIT_SECONDS = 600
 
 
@@ -34,16 +38,17 @@ def describe_table(connection: Connection, table: str) -> dict[str, Any] | None:
         raise translate(exc) from exc
 
 
-def list_tables(connection: Connection) -> list[str]:
-    """Every table name, following ListTables paging."""
+def list_tables(connection: Connection, page_size: int | None = None) -> list[str]:
+    """Every table name, following ListTables paging (``page_size`` names per request; at most
+    100, DynamoDB's default)."""
     names: list[str] = []
-    request: dict[str, Any] = {}
+    request: dict[str, Any] = {} if page_size is None else {"Limit": page_size}
     while True:
         page = connection._call("list_tables", request)
         names += page.get("TableNames", [])
         if "LastEvaluatedTableName" not in page:
             return names
-        request = {"ExclusiveStartTableName": page["LastEvaluatedTableName"]}
+        request = {**request, "ExclusiveStartTableName": page["LastEvaluatedTableName"]}
 
 
 def _status(connection: Connection, table: str) -> str | None:
@@ -61,13 +66,12 @@ def _index_status(connection: Connection, table: str, index: str) -> str | None:
 
 def create_table(connection: Connection, request: dict[str, Any]) -> None:
     request = dict(request)
-    ttl = request.pop("TimeToLiveAttribute", None)
+    ttl = request.pop(TTL_KEY, None)
     name = request["TableName"]
     connection._call("create_table", request)
     _wait(f"table {name} to become ACTIVE", lambda: _status(connection, name) == "ACTIVE")
     if ttl:
-        spec = {"Enabled": True, "AttributeName": ttl}
-        connection._call("update_time_to_live", {"TableName": name, "TimeToLiveSpecification": spec})
+        connection._call("update_time_to_live", {"TableName": name, TTL_KEY: ttl})
 
 
 def delete_table(connection: Connection, request: dict[str, Any]) -> None:
@@ -79,7 +83,7 @@ def delete_table(connection: Connection, request: dict[str, Any]) -> None:
 def create_index(connection: Connection, request: dict[str, Any]) -> None:
     """Add a GSI and wait until it is ACTIVE; an index the table already has is left alone."""
     request = dict(request)
-    local = request.pop("LocalIndex", False)
+    local = request.pop(LOCAL_INDEX_KEY, False)
     table = request["TableName"]
     index = request["GlobalSecondaryIndexUpdates"][0]["Create"]["IndexName"]
     if _index_status(connection, table, index) is not None:

@@ -20,6 +20,7 @@ from .errors import (
     Error,
     InterfaceError,
     NotSupportedError,
+    OperationalError,
     ProgrammingError,
     batch_error_class,
     translate,
@@ -126,7 +127,10 @@ class Cursor:
     # -- PEP 249 -------------------------------------------------------------------------
 
     def close(self) -> None:
+        # rowcount outlives close(): SQLAlchemy may read it after closing an executemany cursor.
+        rowcount = self.rowcount
         self._reset()
+        self.rowcount = rowcount
         self._closed = True
 
     def setinputsizes(self, sizes: Any) -> None:
@@ -147,11 +151,45 @@ class Cursor:
                 self._write_now(kind, operation, body)
             else:
                 self.rowcount = self.connection._buffer(kind, operation, body)
+        elif kind == "PUT":
+            self._put(operation, [body])
         else:
             raise ProgrammingError(
-                f"cannot run a {kind or 'blank'} statement: use SELECT, INSERT, UPDATE or DELETE"
+                f"cannot run a {kind or 'blank'} statement: use SELECT, INSERT, UPDATE, DELETE or PUT"
             )
         return self
+
+    def _put(self, operation: str, bodies: list[dict[str, Any]]) -> None:
+        """``PUT INTO "t" VALUE {...}``, this driver's overwrite write (PartiQL has none): the items
+        go out at once with BatchWriteItem, 25 per call, unprocessed ones resent with backoff."""
+        if not self.connection.autocommit:
+            raise NotSupportedError(
+                "PUT (upsert) writes at once with BatchWriteItem and cannot join a transaction: "
+                "run it on an AUTOCOMMIT connection"
+            )
+        puts = []
+        for body in bodies:
+            write = self.connection._parse(operation, body)
+            if write is None:
+                raise ProgrammingError("PUT takes the form PUT INTO \"table\" VALUE {'attribute': ?, ...}")
+            puts.append((write.table, {"PutRequest": {"Item": write.values}}))
+        for start in range(0, len(puts), BATCH_SIZE):
+            pending: dict[str, list] = {}
+            for table, put in puts[start : start + BATCH_SIZE]:
+                pending.setdefault(table, []).append(put)
+            for attempt in range(_BATCH_ATTEMPTS):
+                if attempt:
+                    time.sleep(min(0.05 * 2**attempt, 2.0))
+                response = self.connection._call("batch_write_item", {"RequestItems": pending})
+                pending = response.get("UnprocessedItems") or {}
+                if not pending:
+                    break
+            if pending:
+                raise OperationalError(
+                    f"{sum(map(len, pending.values()))} items stayed unprocessed after {_BATCH_ATTEMPTS} "
+                    "attempts and were not written; retry later or raise the table's capacity"
+                )
+        self.rowcount = len(puts)
 
     def describe(self, operation: str) -> Cursor:
         """Set ``description`` as ``execute`` would, with no rows, sending nothing (for a dry run
@@ -166,10 +204,15 @@ class Cursor:
         self._check_open()
         self._reset()
         kind = stmt.kind(operation)
-        if kind not in ("INSERT", "UPDATE", "DELETE"):
-            raise NotSupportedError("executemany runs INSERT, UPDATE or DELETE; run a SELECT with execute()")
+        if kind not in ("INSERT", "UPDATE", "DELETE", "PUT"):
+            raise NotSupportedError(
+                "executemany runs INSERT, UPDATE, DELETE or PUT; run a SELECT with execute()"
+            )
         # Every row is serialized before anything is sent or buffered: a bad value writes nothing.
         bodies = [request(operation, params) for params in seq_of_parameters]
+        if kind == "PUT":
+            self._put(operation, bodies)
+            return self
         if not self.connection.autocommit:
             self.rowcount = _total([self.connection._buffer(kind, operation, body) for body in bodies])
             return self

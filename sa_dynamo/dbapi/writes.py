@@ -17,7 +17,7 @@ from typing import Any
 from .errors import DataError, IntegrityError, NotSupportedError
 
 _IDENT = r'"(?:[^"]|"")*"'
-_INSERT = re.compile(rf"^INSERT INTO (?P<table>{_IDENT}) VALUE \{{(?P<body>.*)\}}$", re.DOTALL)
+_INSERT = re.compile(rf"^(?P<verb>INSERT|PUT) INTO (?P<table>{_IDENT}) VALUE \{{(?P<body>.*)\}}$", re.DOTALL)
 _ENTRY = re.compile(r"'((?:[^']|'')*)': \?")
 _UPDATE = re.compile(
     rf"^UPDATE (?P<table>{_IDENT})(?: SET (?P<sets>.*?))?(?P<removes>(?: REMOVE {_IDENT})*) WHERE (?P<where>.*)$",
@@ -131,7 +131,7 @@ def parse(operation: str, parameters: list[dict], key_names: Any) -> Write | Non
         keys = key_names(table)
         if not all(k in values for k in keys):
             return None
-        return Write("INSERT", table, tuple((k, values[k]) for k in keys), values)
+        return Write(match.group("verb"), table, tuple((k, values[k]) for k in keys), values)
     if (match := _UPDATE.match(text)) is not None:
         sets = _joined(_SET, match.group("sets") or "", ", ")
         removes = _joined(_REMOVE, match.group("removes"), "")
@@ -259,7 +259,7 @@ def check(write: Write) -> None:
             raise DataError(
                 f"key attribute {name!r} of table {write.table!r} is empty; DynamoDB keys need a value"
             )
-    if write.kind != "INSERT":
+    if write.kind not in ("INSERT", "PUT"):
         return
     sizes = {name: len(name.encode("utf-8")) + attribute_size(value) for name, value in write.values.items()}
     total = sum(sizes.values())

@@ -18,6 +18,7 @@ from sqlalchemy.sql import compiler, crud, elements, functions, operators, visit
 from sqlalchemy.sql.schema import Index, Table
 from sqlalchemy.sql.selectable import Alias, Join, Subquery
 
+from ..dml import Upsert
 from ..plan import Plan
 from .keys import KeySchema, index_key_schema, key_schema, projects
 
@@ -722,8 +723,9 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         if stmt.select is not None:
             self._refuse("INSERT ... SELECT", "select the rows first and insert them with executemany")
         entries = self._entries(stmt, compile_state, self.preparer.attribute_literal, **kw)
-        head = "INSERT INTO " + self.preparer.format_table(table) + " VALUE"
-        self.dynamodb_plan = Plan("PutItem", table.name)
+        overwrite = isinstance(stmt, Upsert)
+        head = ("PUT" if overwrite else "INSERT") + " INTO " + self.preparer.format_table(table) + " VALUE"
+        self.dynamodb_plan = Plan("BatchWriteItem" if overwrite else "PutItem", table.name)
         return self._render_with_binds(DMLTemplate("INSERT", head, entries, ""))
 
     def visit_update(self, update_stmt, visiting_cte=None, **kw):

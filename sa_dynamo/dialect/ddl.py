@@ -1,8 +1,10 @@
 """CREATE/DROP TABLE and CREATE/DROP INDEX -> DynamoDB control-plane calls.
 
 PartiQL has no DDL, so the DDL compiler builds the CreateTable/DeleteTable/UpdateTable request
-and renders it readably (that rendering is what ``echo=True`` shows); the execution context
-sends the request and waits until the table or index is ACTIVE (or gone).
+and renders the calls it stands for readably (that rendering is what ``echo=True`` shows); the
+execution context sends the request and waits until the table or index is ACTIVE (or gone).
+What DynamoDB cannot hold (more than two key columns, a boolean key, a unique constraint, a
+server-side default) is a CompileError or ArgumentError before anything is sent, never dropped.
 """
 
 from __future__ import annotations
@@ -10,14 +12,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import Index, Table
+from sqlalchemy import CheckConstraint, Index, Table, UniqueConstraint
 from sqlalchemy.exc import CompileError
 from sqlalchemy.sql import compiler
 
+from ..dbapi.admin import LOCAL_INDEX_KEY, TTL_KEY
 from .keys import key_schema
-from .types import key_attribute_type
+from .types import attribute_type, key_attribute_type
 
 PROJECTIONS = ("ALL", "KEYS_ONLY", "INCLUDE")
+BILLING_MODES = ("PAY_PER_REQUEST", "PROVISIONED")
 
 
 def _key_elements(hash_name: str, range_name: str | None) -> list[dict[str, str]]:
@@ -27,16 +31,58 @@ def _key_elements(hash_name: str, range_name: str | None) -> list[dict[str, str]
     return keys
 
 
-def _throughput(options: dict[str, Any]) -> dict[str, int] | None:
+def provisioned_throughput(table: Table) -> dict[str, int] | None:
+    """The table's ProvisionedThroughput, or None when it bills per request.
+
+    Capacities without a billing mode mean PROVISIONED; PROVISIONED without capacities means 1/1.
+    The same throughput goes to every GSI, which DynamoDB requires on a provisioned table.
+    """
+    options = table.dialect_options["dynamodb"]
     read, write = options["read_capacity"], options["write_capacity"]
-    if read is None and write is None:
+    given = read is not None or write is not None
+    mode = (options["billing_mode"] or ("PROVISIONED" if given else "PAY_PER_REQUEST")).upper()
+    if mode not in BILLING_MODES:
+        raise CompileError(
+            f"table {table.name!r}: dynamodb_billing_mode must be one of {', '.join(BILLING_MODES)}, "
+            f"not {options['billing_mode']!r}"
+        )
+    if mode == "PAY_PER_REQUEST":
+        if given:
+            raise CompileError(
+                f"table {table.name!r} bills PAY_PER_REQUEST, which takes no capacities: drop "
+                "dynamodb_read_capacity/dynamodb_write_capacity or use dynamodb_billing_mode='PROVISIONED'"
+            )
         return None
-    return {"ReadCapacityUnits": int(read or 1), "WriteCapacityUnits": int(write or 1)}
+    return {
+        "ReadCapacityUnits": 1 if read is None else int(read),
+        "WriteCapacityUnits": 1 if write is None else int(write),
+    }
+
+
+def _projection(index: Index) -> dict[str, Any]:
+    options = index.dialect_options["dynamodb"]
+    projection_type = (options["projection"] or "ALL").upper()
+    if projection_type not in PROJECTIONS:
+        raise CompileError(
+            f"index {index.name!r}: dynamodb_projection must be one of {', '.join(PROJECTIONS)}"
+        )
+    include = options["include"]
+    if projection_type != "INCLUDE":
+        if include:
+            raise CompileError(
+                f"index {index.name!r}: dynamodb_include needs dynamodb_projection='INCLUDE' "
+                f"(the projection is {projection_type})"
+            )
+        return {"ProjectionType": projection_type}
+    if not include:
+        raise CompileError(
+            f"index {index.name!r}: INCLUDE projection needs dynamodb_include=[attribute names]"
+        )
+    return {"ProjectionType": "INCLUDE", "NonKeyAttributes": [getattr(c, "name", c) for c in include]}
 
 
 def index_definition(index: Index) -> tuple[bool, dict[str, Any], list]:
     """(is_local, the GlobalSecondaryIndexes/LocalSecondaryIndexes entry, its key columns)."""
-    options = index.dialect_options["dynamodb"]
     columns = list(index.columns)
     if index.unique:
         raise CompileError(f"index {index.name!r}: DynamoDB has no unique indexes; drop unique=True")
@@ -44,72 +90,82 @@ def index_definition(index: Index) -> tuple[bool, dict[str, Any], list]:
         raise CompileError(
             f"index {index.name!r} must name one or two columns (partition key, then optional sort key)"
         )
-    projection_type = (options["projection"] or "ALL").upper()
-    if projection_type not in PROJECTIONS:
-        raise CompileError(
-            f"index {index.name!r}: dynamodb_projection must be one of {', '.join(PROJECTIONS)}"
-        )
-    projection: dict[str, Any] = {"ProjectionType": projection_type}
-    if projection_type == "INCLUDE":
-        include = options["include"]
-        if not include:
-            raise CompileError(
-                f"index {index.name!r}: INCLUDE projection needs dynamodb_include=[attribute names]"
-            )
-        projection["NonKeyAttributes"] = [getattr(c, "name", c) for c in include]
-    local = bool(options["local"])
+    local = bool(index.dialect_options["dynamodb"]["local"])
     definition: dict[str, Any] = {
         "IndexName": index.name,
         "KeySchema": _key_elements(columns[0].name, columns[1].name if len(columns) == 2 else None),
-        "Projection": projection,
+        "Projection": _projection(index),
     }
     if local:
-        table_hash = key_schema(index.table).hash_key.name
-        if len(columns) != 2 or columns[0].name != table_hash:
+        table_keys = key_schema(index.table)
+        if table_keys.range_key is None:
             raise CompileError(
-                f"local index {index.name!r} must be ({table_hash}, <sort attribute>): an LSI shares "
-                "the table's partition key"
+                f"local index {index.name!r}: table {index.table.name!r} has no sort key, and DynamoDB "
+                "allows local indexes only on tables with one; use a global index"
+            )
+        if len(columns) != 2 or columns[0].name != table_keys.hash_key.name:
+            raise CompileError(
+                f"local index {index.name!r} must be ({table_keys.hash_key.name}, <sort attribute>): an "
+                "LSI shares the table's partition key"
             )
     else:
-        throughput = _throughput(index.table.dialect_options["dynamodb"])
+        throughput = provisioned_throughput(index.table)
         if throughput:
             definition["ProvisionedThroughput"] = throughput
     return local, definition, columns
 
 
-def _attribute_definitions(columns: list) -> list[dict[str, str]]:
+def _attribute_definitions(keys: list[tuple[Any, str]]) -> list[dict[str, str]]:
+    """AttributeDefinitions for (column, owner) key pairs; one type per attribute name."""
     seen: dict[str, str] = {}
-    for column in columns:
-        code = key_attribute_type(column)
+    for column, owner in keys:
+        code = key_attribute_type(column, owner)
         if seen.setdefault(column.name, code) != code:
             raise CompileError(f"attribute {column.name!r} is used as a key with two different types")
     return [{"AttributeName": name, "AttributeType": code} for name, code in seen.items()]
+
+
+def _refuse_what_dynamodb_cannot_enforce(table: Table) -> None:
+    """Server-side defaults and unique/check constraints would be accepted and then ignored."""
+    for column in table.columns:
+        if column.server_default is not None:
+            raise CompileError(
+                f"column {table.name}.{column.name} has a server-side default (server_default, "
+                "Computed or Identity); DynamoDB computes no values: use default= (applied by "
+                "SQLAlchemy) instead"
+            )
+    for constraint in table.constraints:
+        if isinstance(constraint, (UniqueConstraint, CheckConstraint)):
+            kind = "unique" if isinstance(constraint, UniqueConstraint) else "check"
+            raise CompileError(
+                f"table {table.name!r} has a {kind} constraint; DynamoDB enforces only the uniqueness "
+                "of the primary key: drop it (or make those columns the key)"
+            )
 
 
 def create_table_request(table: Table) -> dict[str, Any]:
     """The CreateTable request for a Table: key schema, attribute types, indexes, billing."""
     if table.schema is not None:
         raise CompileError(f"table {table.name!r}: DynamoDB has no schemas; drop schema=")
+    _refuse_what_dynamodb_cannot_enforce(table)
     keys = key_schema(table)
-    options = table.dialect_options["dynamodb"]
     request: dict[str, Any] = {
         "TableName": table.name,
         "KeySchema": _key_elements(
             keys.hash_key.name, keys.range_key.name if keys.range_key is not None else None
         ),
     }
-    key_columns = list(keys.columns)
+    key_columns = [(column, f"table {table.name!r}") for column in keys.columns]
     globals_, locals_ = [], []
     for index in sorted(table.indexes, key=lambda i: i.name or ""):
         local, definition, columns = index_definition(index)
         (locals_ if local else globals_).append(definition)
-        key_columns += columns
+        key_columns += [(column, f"index {index.name!r}") for column in columns]
     request["AttributeDefinitions"] = _attribute_definitions(key_columns)
-    throughput = _throughput(options)
-    billing = (options["billing_mode"] or ("PROVISIONED" if throughput else "PAY_PER_REQUEST")).upper()
-    request["BillingMode"] = billing
-    if billing == "PROVISIONED":
-        request["ProvisionedThroughput"] = throughput or {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}
+    throughput = provisioned_throughput(table)
+    request["BillingMode"] = "PROVISIONED" if throughput else "PAY_PER_REQUEST"
+    if throughput:
+        request["ProvisionedThroughput"] = throughput
     if globals_:
         request["GlobalSecondaryIndexes"] = globals_
     if locals_:
@@ -117,49 +173,79 @@ def create_table_request(table: Table) -> dict[str, Any]:
     return request
 
 
+def ttl_attribute(table: Table) -> str | None:
+    """The ``dynamodb_ttl`` attribute name; a CompileError if its column cannot hold epoch seconds."""
+    ttl = table.dialect_options["dynamodb"]["ttl"]
+    if ttl is None:
+        return None
+    name = getattr(ttl, "name", ttl)
+    column = table.columns.get(name)
+    if column is not None and attribute_type(column.type) != "N":
+        # DynamoDB silently never expires an item whose TTL attribute is not a number.
+        raise CompileError(
+            f"table {table.name!r}: the dynamodb_ttl column {name!r} has type {column.type!r}, but "
+            "DynamoDB expires items only by a number of epoch seconds: declare it Integer"
+        )
+    return name
+
+
 def render_call(operation: str, request: dict[str, Any]) -> str:
     """What echo shows for a control-plane call: its name and its request as JSON."""
-    return f"{operation} {json.dumps(request, default=str)}"
+    return f"{operation} {json.dumps(request, default=str, ensure_ascii=False)}"
 
 
 class DynamoDBDDLCompiler(compiler.DDLCompiler):
-    """Builds the control-plane request for a DDL construct; ``dynamodb_request`` is (method, kwargs)."""
+    """Builds the control-plane request for a DDL construct; ``dynamodb_request`` is (method, kwargs).
+
+    The rendering shows each call admin.py makes for it, one per line.
+    """
 
     dynamodb_request: tuple[str, dict[str, Any]] | None = None
 
-    def _call(self, method: str, operation: str, request: dict[str, Any]) -> str:
+    def _call(self, method: str, request: dict[str, Any], *calls: tuple[str, dict[str, Any]]) -> str:
         self.dynamodb_request = (method, request)
-        return render_call(operation, request)
+        return "\n".join(render_call(operation, sent) for operation, sent in calls)
 
     def visit_create_table(self, create, **kw):
         table = create.element
         request = create_table_request(table)
-        ttl = table.dialect_options["dynamodb"]["ttl"]
-        if ttl:
-            request = dict(request, TimeToLiveAttribute=ttl)
-        return self._call("create_table", "CreateTable", request)
+        ttl = ttl_attribute(table)
+        if ttl is None:
+            return self._call("create_table", request, ("CreateTable", request))
+        spec = {"Enabled": True, "AttributeName": ttl}
+        return self._call(
+            "create_table",
+            {**request, TTL_KEY: spec},
+            ("CreateTable", request),
+            ("UpdateTimeToLive", {"TableName": table.name, TTL_KEY: spec}),
+        )
 
     def visit_drop_table(self, drop, **kw):
-        return self._call("delete_table", "DeleteTable", {"TableName": drop.element.name})
+        request = {"TableName": drop.element.name}
+        return self._call("delete_table", request, ("DeleteTable", request))
 
     def visit_create_index(self, create, **kw):
         index = create.element
         local, definition, columns = index_definition(index)
         request = {
             "TableName": index.table.name,
-            "AttributeDefinitions": _attribute_definitions(columns),
+            "AttributeDefinitions": _attribute_definitions([(c, f"index {index.name!r}") for c in columns]),
             "GlobalSecondaryIndexUpdates": [{"Create": definition}],
-            "LocalIndex": local,
         }
-        return self._call("create_index", "UpdateTable", request)
+        return self._call("create_index", {**request, LOCAL_INDEX_KEY: local}, ("UpdateTable", request))
 
     def visit_drop_index(self, drop, **kw):
         index = drop.element
+        if index.dialect_options["dynamodb"]["local"]:
+            raise CompileError(
+                f"local index {index.name!r} lives as long as table {index.table.name!r}: DynamoDB "
+                "cannot drop it alone; recreate the table without it"
+            )
         request = {
             "TableName": index.table.name,
             "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": index.name}}],
         }
-        return self._call("drop_index", "UpdateTable", request)
+        return self._call("drop_index", request, ("UpdateTable", request))
 
     def visit_create_schema(self, create, **kw):
         raise CompileError("DynamoDB has no schemas")

@@ -35,15 +35,22 @@ def key_schema(table: Table) -> KeySchema:
             f"table {table.name!r} has {len(columns)} primary-key columns ({names}); a DynamoDB key "
             "is a partition key plus at most one sort key"
         )
+    for column in table.columns:
+        if not column.primary_key and column.dialect_options["dynamodb"]["key"] is not None:
+            # Ignoring it would silently give the table a different key than the one declared.
+            raise ArgumentError(
+                f"column {column.name!r} of table {table.name!r} has dynamodb_key but is not part of the "
+                "primary key: add primary_key=True"
+            )
     roles = {c.name: c.dialect_options["dynamodb"]["key"] for c in columns}
     for name, role in roles.items():
         if role not in (None, "hash", "range"):
             raise ArgumentError(f"column {name!r}: dynamodb_key must be 'hash' or 'range', not {role!r}")
-    if any(role == "hash" for role in roles.values()) or any(role == "range" for role in roles.values()):
-        columns.sort(key=lambda c: {"hash": 0, None: 1, "range": 2}[roles[c.name]])
-    if len(columns) == 2 and roles[columns[0].name] == roles[columns[1].name] == "hash":
+    columns.sort(key=lambda c: {"hash": 0, None: 1, "range": 2}[roles[c.name]])
+    if len(columns) == 2 and roles[columns[0].name] == roles[columns[1].name] is not None:
         raise ArgumentError(
-            f"table {table.name!r} marks two columns dynamodb_key='hash'; one must be 'range'"
+            f"table {table.name!r} marks both key columns dynamodb_key={roles[columns[0].name]!r}; one "
+            "must be 'hash' and the other 'range'"
         )
     if len(columns) == 1 and roles[columns[0].name] == "range":
         raise ArgumentError(

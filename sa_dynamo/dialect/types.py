@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import datetime
 import uuid
-from decimal import Decimal
+from decimal import Context, Decimal
 from typing import Any
 
 from sqlalchemy import types as sqltypes
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.sql import operators
 
-# DynamoDB attribute types a key attribute can have, by SQLAlchemy type affinity.
+_MAX_INTEGER_DIGITS = 126  # DynamoDB numbers are below 1E+126
+
+# DynamoDB attribute types a key attribute can have, by SQLAlchemy type affinity (Enum is a
+# String, Float a Numeric; Boolean, JSON and the set types have no entry).
 _KEY_TYPES: list[tuple[type, str]] = [
-    (sqltypes.Boolean, ""),
     (sqltypes.Integer, "N"),
     (sqltypes.Numeric, "N"),
     (sqltypes.LargeBinary, "B"),
@@ -28,29 +30,27 @@ _KEY_TYPES: list[tuple[type, str]] = [
     (sqltypes.Date, "S"),
     (sqltypes.Time, "S"),
     (sqltypes.Uuid, "S"),
-    (sqltypes.Enum, "S"),
 ]
 
 
 def attribute_type(type_: sqltypes.TypeEngine) -> str | None:
     """'S', 'N' or 'B' for a type that can be a key attribute; None for any other."""
-    if isinstance(type_, sqltypes.TypeDecorator):
+    while isinstance(type_, sqltypes.TypeDecorator):
         type_ = type_.impl_instance
-    if isinstance(type_, _SetType):
-        return None
     for cls, code in _KEY_TYPES:
         if isinstance(type_, cls):
-            return code or None
+            return code
     return None
 
 
-def key_attribute_type(column: Any) -> str:
+def key_attribute_type(column: Any, owner: str) -> str:
+    """The key attribute type of ``column``, a key of ``owner`` ("table 't'", "index 'gsi1'")."""
     code = attribute_type(column.type)
     if code is None:
         raise ArgumentError(
-            f"column {column.name!r} is a key but has type {column.type!r}; a DynamoDB key attribute "
-            "must be a string, number or binary type (String, Integer, Numeric, LargeBinary, "
-            "DateTime, Date, Uuid, Enum)"
+            f"{owner}: key column {column.name!r} has type {column.type!r}, which a DynamoDB key cannot "
+            "hold; a key attribute is a string, number or binary (String, Integer, Numeric, Float, "
+            "LargeBinary, DateTime, Date, Time, Uuid, Enum)"
         )
     return code
 
@@ -73,9 +73,12 @@ class DynamoNumeric(sqltypes.Numeric):
             if self.scale is None:
                 return None
             exponent = Decimal(1).scaleb(-self.scale)
+            # Room for DynamoDB's largest number (126 integer digits) at this scale: the default
+            # context's 28 digits would make quantize() fail on a 38-digit value.
+            context = Context(prec=_MAX_INTEGER_DIGITS + self.scale)
 
             def quantize(value):
-                return None if value is None else value.quantize(exponent)
+                return None if value is None else value.quantize(exponent, context=context)
 
             return quantize
 
