@@ -252,7 +252,7 @@ def test_fetch_after_a_failed_select_is_a_programming_error(cur: dbapi.Cursor) -
 def test_statements_other_than_select_and_dml_are_refused_before_sending(
     cur: dbapi.Cursor, calls: Any, text: str
 ) -> None:
-    with pytest.raises(dbapi.ProgrammingError, match="use SELECT, INSERT, UPDATE or DELETE"):
+    with pytest.raises(dbapi.ProgrammingError, match="use SELECT, INSERT, UPDATE, DELETE or PUT"):
         cur.execute(text)
     assert dict(calls) == {}
 
