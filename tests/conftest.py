@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterator
 
+import boto3
 import pytest
+from sqlalchemy import create_engine, event
 
 from sa_dynamo import local
+from sa_dynamo.dbapi import LOCAL_CREDENTIALS
 
 
 @pytest.fixture(scope="session")
@@ -29,3 +33,30 @@ def endpoint_url(dynamodb_local) -> str:
 def table_name() -> str:
     """A table name no other test uses."""
     return f"t_{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(scope="session")
+def engine(endpoint_url: str):
+    """An engine on the session's DynamoDB Local."""
+    engine = create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}")
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def raw(endpoint_url: str):
+    """A plain boto3 client, to write behind the dialect's back and to see what is really stored."""
+    return boto3.client("dynamodb", endpoint_url=endpoint_url, region_name="us-east-1", **LOCAL_CREDENTIALS)
+
+
+@pytest.fixture
+def sent(engine) -> Iterator[list[str]]:
+    """The statements the engine hands to the driver from now on, in order."""
+    statements: list[str] = []
+
+    def record(conn, cursor, statement, parameters, context, executemany):
+        statements.append(statement)
+
+    event.listen(engine, "before_cursor_execute", record)
+    yield statements
+    event.remove(engine, "before_cursor_execute", record)

@@ -6,19 +6,11 @@ import logging
 import warnings
 
 import pytest
-from sqlalchemy import Column, Index, Integer, MetaData, String, Table, create_engine, event, select
+from sqlalchemy import Column, Index, Integer, MetaData, String, Table, create_engine, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 import sa_dynamo
 from sa_dynamo.exc import ScanNotAllowed, ScanWarning
-
-
-@pytest.fixture(scope="module")
-def engine(endpoint_url):
-    engine = create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}")
-    yield engine
-    engine.dispose()
-
 
 metadata = MetaData()
 app = Table(
@@ -39,18 +31,6 @@ def table(engine):
         conn.execute(app.insert(), [{"pk": "A", "sk": str(i), "gsi1pk": "G", "n": i} for i in range(3)])
     yield app
     metadata.drop_all(engine)
-
-
-@pytest.fixture
-def sent(engine):
-    statements: list[str] = []
-
-    def record(conn, cursor, statement, parameters, context, executemany):
-        statements.append(statement)
-
-    event.listen(engine, "before_cursor_execute", record)
-    yield statements
-    event.remove(engine, "before_cursor_execute", record)
 
 
 @pytest.mark.parametrize(

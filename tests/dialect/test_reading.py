@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import Column, Index, Integer, MetaData, String, Table, create_engine, func, select
+from sqlalchemy import Column, Index, Integer, MetaData, String, Table, func, select
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import DeclarativeBase, Session
 
@@ -36,15 +36,13 @@ class Event(Base):
     __table__ = events
 
 
-@pytest.fixture(scope="module")
-def engine(endpoint_url):
-    engine = create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}")
+@pytest.fixture(scope="module", autouse=True)
+def loaded(engine):
     metadata.create_all(engine)
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         conn.execute(events.insert(), ROWS)
-    yield engine
+    yield
     metadata.drop_all(engine)
-    engine.dispose()
 
 
 @pytest.fixture

@@ -6,39 +6,11 @@ from __future__ import annotations
 import uuid
 from types import SimpleNamespace
 
-import boto3
 import pytest
-from sqlalchemy import Index, create_engine, event
+from sqlalchemy import Index
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 import sa_dynamo
-from sa_dynamo.dbapi import LOCAL_CREDENTIALS
-
-
-@pytest.fixture(scope="module")
-def engine(endpoint_url):
-    engine = create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}")
-    yield engine
-    engine.dispose()
-
-
-@pytest.fixture(scope="module")
-def raw(endpoint_url):
-    """A plain boto3 client, to write foreign items and to see what is really stored."""
-    return boto3.client("dynamodb", endpoint_url=endpoint_url, region_name="us-east-1", **LOCAL_CREDENTIALS)
-
-
-@pytest.fixture
-def sent(engine):
-    """The statements the engine sends from now on, in order."""
-    statements: list[str] = []
-
-    def record(conn, cursor, statement, parameters, context, executemany):
-        statements.append(statement)
-
-    event.listen(engine, "before_cursor_execute", record)
-    yield statements
-    event.remove(engine, "before_cursor_execute", record)
 
 
 def make_store(table: str):
