@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import types as sqltypes
 from sqlalchemy.engine import default, reflection
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, CompileError
 from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.sql import compiler
 from sqlalchemy.sql import schema as sa_schema
@@ -25,7 +25,7 @@ from ..dbapi import admin
 from ..dbapi.cursor import Discriminator
 from ..exc import ScanNotAllowed, ScanWarning
 from ..plan import Plan, scan_message
-from .compiler import DynamoDBCompiler, DynamoDBIdentifierPreparer
+from .compiler import DynamoDBCompiler, DynamoDBIdentifierPreparer, not_in_as_chain
 from .ddl import DynamoDBDDLCompiler
 from .types import colspecs
 
@@ -86,6 +86,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
 
     dynamodb_request: tuple[str, dict[str, Any]] | None = None
     dynamodb_groups: list[tuple[str, list]] | None = None
+    dynamodb_no_rows = False
 
     def pre_exec(self) -> None:
         compiled = self.compiled
@@ -95,10 +96,31 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             self._pre_exec_ddl(compiled)
             return
         self._apply_template(compiled)
+        if compiled.dynamodb_not_in_chain:
+            self.statement = not_in_as_chain(self.statement)
+        self._check_key_values(compiled)
         self._configure_cursor(compiled)
         plan = compiled.dynamodb_plan
         if plan is not None:
             self._guard(plan.finished(self.statement, self._rendered_at_execution))
+
+    def _check_key_values(self, compiled: Any) -> None:
+        """Decide on the client what DynamoDB would reject: an empty string compared with a key
+        attribute (refused: no key can be empty), a sort-key BETWEEN whose bounds are reversed
+        (no rows, as SQL says, without asking DynamoDB)."""
+        values = self.compiled_parameters[0] if self.compiled_parameters else {}
+        for name, attribute in compiled.dynamodb_key_parameters.items():
+            # an IN list has been expanded into one parameter per value by now
+            candidates = [values.get(n) for n in self._expanded_parameters.get(name, [name])]
+            if any(v in ("", b"") for v in candidates):
+                raise CompileError(
+                    f"DynamoDB PartiQL cannot express a comparison of key attribute {attribute!r} with an "
+                    "empty value: no key is empty, so leave the condition out or skip the query"
+                )
+        self.dynamodb_no_rows = compiled.dynamodb_always_empty
+        if compiled.dynamodb_key_between is not None:
+            low, high = (values[name] for name in compiled.dynamodb_key_between)
+            self.dynamodb_no_rows = self.dynamodb_no_rows or low > high
 
     def _rendered_at_execution(self, name: str) -> str:
         """How a parameter rendered at execution time appears in the statement sent."""
@@ -267,8 +289,10 @@ class DynamoDBDialect(default.DefaultDialect):
             if context.dynamodb_request is not None:
                 admin.run(cursor.connection, *context.dynamodb_request)
             return
-        if context is not None and context.execution_options.get("dynamodb_explain") is not None:
-            cursor.describe(statement)  # explain(): planned, not sent
+        if context is not None and (
+            context.dynamodb_no_rows or context.execution_options.get("dynamodb_explain") is not None
+        ):
+            cursor.describe(statement)  # explain(), or an answer known without asking: nothing sent
             return
         cursor.execute(statement, parameters)
 

@@ -10,6 +10,7 @@ chains. Identifiers are always double-quoted, values always ``?`` parameters.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any, NamedTuple, NoReturn
 
@@ -94,6 +95,17 @@ def operator_count(statement: str) -> int:
     )
 
 
+_NOT_IN = re.compile(r'NOT ("(?:[^"]|"")*") IN \[(\?(?:, \?)*)\]')
+
+
+def not_in_as_chain(statement: str) -> str:
+    """``NOT "x" IN [?, ?]`` as ``("x" <> ? AND "x" <> ?)``: the same test without NOT, which
+    DynamoDB Local fails beside ORDER BY. Parameters keep their order."""
+    return _NOT_IN.sub(
+        lambda m: "(" + " AND ".join(f"{m.group(1)} <> ?" for _ in m.group(2).split(", ")) + ")", statement
+    )
+
+
 def _is_boolean_attribute(clause: Any) -> bool:
     return (
         isinstance(clause, elements.ColumnClause)
@@ -109,16 +121,37 @@ def _condition(clause: Any) -> Any:
         parts = [_condition(c) for c in clause.clauses]
         if all(new is old for new, old in zip(parts, clause.clauses, strict=True)):
             return clause
-        return (and_ if clause.operator is operators.and_ else or_)(*parts)
+        return _combine(clause.operator, parts)
     if isinstance(clause, elements.Grouping):
         return _condition(clause.element)
     if isinstance(clause, elements.UnaryExpression) and clause.operator is operators.inv:
         return _negated(clause.element)
+    if (
+        isinstance(clause, elements.BinaryExpression)
+        and clause.operator in (operators.is_, operators.is_not)
+        and isinstance(clause.right, elements.Null)
+        and getattr(clause.left, "primary_key", False)
+    ):
+        # A table key always has a value, and DynamoDB refuses to compare one with NULL.
+        return false() if clause.operator is operators.is_ else true()
     if isinstance(clause, elements.AsBoolean) and _is_boolean_attribute(clause.element):
         return _equals(clause.element, true() if clause.operator is operators.is_true else false())
     if _is_boolean_attribute(clause):
         return _equals(clause, true())
     return clause
+
+
+def _combine(operator: Any, parts: list[Any]) -> Any:
+    """AND/OR of normalised parts, with the constants a key's IS [NOT] NULL became folded away."""
+    absorbing, neutral = (
+        (elements.False_, elements.True_) if operator is operators.and_ else (elements.True_, elements.False_)
+    )
+    if any(isinstance(p, absorbing) for p in parts):
+        return false() if operator is operators.and_ else true()
+    parts = [p for p in parts if not isinstance(p, neutral)]
+    if not parts:
+        return true() if operator is operators.and_ else false()
+    return parts[0] if len(parts) == 1 else (and_ if operator is operators.and_ else or_)(*parts)
 
 
 def _equals(attribute: Any, constant: Any) -> Any:
@@ -131,12 +164,16 @@ def _negated(clause: Any) -> Any:
     unknown): De Morgan down to the tests, each test replaced by its guarded opposite."""
     clause = _condition(clause)
     if isinstance(clause, elements.BooleanClauseList) and clause.operator in (operators.and_, operators.or_):
-        combine = or_ if clause.operator is operators.and_ else and_
-        return combine(*(_negated(c) for c in clause.clauses))
+        opposite = operators.or_ if clause.operator is operators.and_ else operators.and_
+        return _combine(opposite, [_negated(c) for c in clause.clauses])
     if isinstance(clause, elements.UnaryExpression) and clause.operator is operators.inv:
         return _condition(clause.element)
     if isinstance(clause, elements.BinaryExpression) and clause.negate is not None:
-        if _is_boolean_attribute(clause.left) and isinstance(clause.right, elements.True_):
+        if (
+            clause.operator is operators.eq
+            and _is_boolean_attribute(clause.left)
+            and isinstance(clause.right, elements.True_)
+        ):
             return _equals(clause.left, false())
         return clause._negate()
     if isinstance(clause, functions.FunctionElement) and clause.name.lower() in _NEGATED_FUNCTIONS:
@@ -229,10 +266,15 @@ class DynamoDBCompiler(compiler.SQLCompiler):
     dynamodb_global_index = False
     dynamodb_hidden_columns = 0  # projected only for DynamoDB's sake, not returned
     dynamodb_key_names: tuple[str, tuple[str, ...]] | None = None  # a write's table and key
+    dynamodb_key_between: tuple[str, str] | None = None  # a sort-key BETWEEN's bound parameters
+    dynamodb_always_empty = False  # the WHERE folded to FALSE: no row can match
+    dynamodb_not_in_chain = False  # NOT IN must become a chain of <> at execution
 
     def __init__(self, *args: Any, **kwargs: Any):
         self._key_condition = self._filter = ""
-        self._hash_pinned = self._whole_key = False
+        self._hash_pinned = self._whole_key = self._ordered = False
+        # parameter name -> key attribute it is compared with (checked for empty values at execution)
+        self.dynamodb_key_parameters: dict[str, str] = {}
         super().__init__(*args, **kwargs)
         if self.dynamodb_template is not None:
             self.dynamodb_template = self.dynamodb_template.finalized(self.string)
@@ -268,19 +310,28 @@ class DynamoDBCompiler(compiler.SQLCompiler):
 
     @staticmethod
     def _terms(criteria: Any) -> list[Any]:
+        """The top-level AND terms of a WHERE, each normalised once (see _condition)."""
         terms: list[Any] = []
-        for criterion in criteria:
-            if isinstance(criterion, elements.BooleanClauseList) and criterion.operator is operators.and_:
-                terms.extend(DynamoDBCompiler._terms(criterion.clauses))
-            elif isinstance(criterion, elements.Grouping):
-                terms.extend(DynamoDBCompiler._terms([criterion.element]))
+
+        def flatten(clause: Any) -> None:
+            while isinstance(clause, elements.Grouping):
+                clause = clause.element
+            if isinstance(clause, elements.BooleanClauseList) and clause.operator is operators.and_:
+                for part in clause.clauses:
+                    flatten(part)
             else:
-                condition = _condition(criterion)
-                if condition is criterion:
-                    terms.append(_attribute_first(criterion))
-                else:
-                    terms.extend(DynamoDBCompiler._terms([condition]))
+                terms.append(_attribute_first(clause))
+
+        for criterion in criteria:
+            flatten(_condition(criterion))
         return terms
+
+    def _where_terms(self, criteria: Any) -> list[Any]:
+        """The WHERE's terms with constant TRUE dropped; a constant FALSE means no row can match."""
+        terms = self._terms(criteria)
+        if any(isinstance(t, elements.False_) for t in terms):
+            self.dynamodb_always_empty = True
+        return [t for t in terms if not isinstance(t, (elements.True_, elements.False_))]
 
     @staticmethod
     def _is_on(term: Any, column: Any, ops: set | None) -> bool:
@@ -300,7 +351,7 @@ class DynamoDBCompiler(compiler.SQLCompiler):
 
         With ``full_key`` (UPDATE/DELETE), equality on every key attribute is required.
         """
-        terms = self._terms(criteria)
+        terms = self._where_terms(criteria)
         hash_ops = {operators.eq} if full_key else {operators.eq, operators.in_op}
         range_ops = {operators.eq} if full_key else _RANGE_KEY_OPERATORS
         hash_term = next((t for t in terms if self._is_on(t, keys.hash_key, hash_ops)), None)
@@ -315,7 +366,9 @@ class DynamoDBCompiler(compiler.SQLCompiler):
                 f"(select the matching keys first to {full_key.lower()} several items)",
             )
         rest = [t for t in terms if t is not hash_term and t is not range_term]
-        key_parts = [self.process(t, **kw) for t in (hash_term, range_term) if t is not None]
+        key_parts = [self.process(hash_term, **kw)] if hash_term is not None else []
+        if range_term is not None:
+            key_parts.append(self.process(range_term, dynamodb_key_condition=True, **kw))
         self._key_condition = " AND ".join(key_parts)
         self._hash_pinned = hash_term is not None
         self._whole_key = (
@@ -330,6 +383,10 @@ class DynamoDBCompiler(compiler.SQLCompiler):
             self._filter = ""
             return self._key_condition
         self._filter = " AND ".join(self.process(t.self_group(against=operators.and_), **kw) for t in rest)
+        if not key_parts:
+            # A scan's AND chain: DynamoDB Local drops tests of key attributes from some flat
+            # chains, even parenthesised; NOT (NOT (...)) was never wrong (partiql-reference §15).
+            return f"NOT (NOT ({self._filter}))"
         return " AND ".join([*key_parts, f"({self._filter})"])
 
     # -- SELECT ----------------------------------------------------------------------------
@@ -407,6 +464,7 @@ class DynamoDBCompiler(compiler.SQLCompiler):
             source += "." + self.preparer.quote_identifier(index.name)
             self.dynamodb_global_index = not index.dialect_options["dynamodb"]["local"]
         order_by = self._order_by(keys, select, **kwargs) if select._order_by_clauses else ""
+        self._ordered = bool(order_by)
         hash_key = self.preparer.quote(key_schema(table).hash_key.name)
         if order_by.endswith(" DESC") and hash_key not in inner_columns:
             # DynamoDB Local fails ORDER BY ... DESC unless the partition key is projected; it
@@ -414,8 +472,9 @@ class DynamoDBCompiler(compiler.SQLCompiler):
             inner_columns = [*inner_columns, hash_key]
             self.dynamodb_hidden_columns = 1
         text += ", ".join(inner_columns) + " FROM " + source
-        if select._where_criteria:
-            text += " WHERE " + self._where(keys, select._where_criteria, **kwargs)
+        where = self._where(keys, select._where_criteria, **kwargs) if select._where_criteria else ""
+        if where:
+            text += " WHERE " + where
         if not self._hash_pinned:
             operation = "Scan"
             reason = f"no = or IN condition on its partition key {keys.hash_key.name!r}" + (
@@ -513,6 +572,37 @@ class DynamoDBCompiler(compiler.SQLCompiler):
 
     # -- WHERE expressions ----------------------------------------------------------------
 
+    @staticmethod
+    def _is_key(clause: Any) -> bool:
+        """A table key attribute: every item has it, so it needs no presence guard, and
+        DynamoDB Local fails IS [NOT] MISSING and attribute_exists() on it."""
+        return isinstance(clause, elements.ColumnClause) and getattr(clause, "primary_key", False)
+
+    def _guarded(self, binary, text: str, **kw) -> str:
+        # PartiQL: a negated test is TRUE when the attribute is missing; SQL: unknown, no row.
+        # attribute_exists(), not IS NOT MISSING: DynamoDB Local fails the latter beside ORDER BY.
+        if self._is_key(binary.left):
+            return text
+        return f"({text} AND attribute_exists({self.process(binary.left, **kw)}))"
+
+    def _unordered(self, what: str) -> None:
+        # DynamoDB Local fails NOT (...) in a statement with ORDER BY (InternalFailure).
+        if self._ordered:
+            self._refuse(
+                f"{what} together with ORDER BY", "filter these rows in Python, or drop the ORDER BY"
+            )
+
+    def _record_key_values(self, binary) -> None:
+        """Remember the parameters compared with a key attribute: an empty string there is
+        checked at execution (DynamoDB rejects empty key values even in comparisons)."""
+        if not self._is_key(binary.left):
+            return
+        right = binary.right.element if isinstance(binary.right, elements.Grouping) else binary.right
+        binds = getattr(right, "clauses", [right])  # BETWEEN's bounds are a clause list
+        for bind in binds:
+            if isinstance(bind, elements.BindParameter) and bind in self.bind_names:
+                self.dynamodb_key_parameters[self.bind_names[bind]] = binary.left.name
+
     def visit_binary(self, binary, override_operator=None, **kw):
         if override_operator is None and (oriented := _attribute_first(binary)) is not binary:
             return self.process(oriented, **kw)
@@ -527,11 +617,9 @@ class DynamoDBCompiler(compiler.SQLCompiler):
                 f"a comparison of two attributes ({getattr(binary.left, 'name', '?')} and {binary.right.name})",
                 "compare an attribute with a value",
             )
-        return super().visit_binary(binary, override_operator=override_operator, **kw)
-
-    def _guarded(self, binary, text: str, **kw) -> str:
-        # PartiQL: a negated test is TRUE when the attribute is missing; SQL: unknown, no row.
-        return f"({text} AND {self.process(binary.left, **kw)} IS NOT MISSING)"
+        text = super().visit_binary(binary, override_operator=override_operator, **kw)
+        self._record_key_values(binary)
+        return text
 
     def visit_ne_binary(self, binary, operator, **kw):
         left, right = self.process(binary.left, **kw), self.process(binary.right, **kw)
@@ -541,13 +629,19 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         left = self.process(binary.left, **kw)
         if not isinstance(binary.right, elements.Null):
             self._refuse("IS with a value other than NULL", "compare with == instead")
+        if self._is_key(binary.left):
+            return f"{left} IS NULL"  # never true: a key always has a value
         return f"({left} IS NULL OR {left} IS MISSING)"
 
     def visit_is_not_binary(self, binary, operator, **kw):
         left = self.process(binary.left, **kw)
         if not isinstance(binary.right, elements.Null):
             self._refuse("IS NOT with a value other than NULL", "compare with != instead")
-        return f"({left} IS NOT NULL AND {left} IS NOT MISSING)"
+        # <> NULL is TRUE for any stored value but NULL, and DynamoDB Local accepts it beside
+        # ORDER BY, where IS NOT NULL fails.
+        if self._is_key(binary.left):
+            return f"{left} <> NULL"
+        return f"(attribute_exists({left}) AND {left} <> NULL)"
 
     def _in(self, binary, **kw) -> str:
         right = binary.right
@@ -562,15 +656,25 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         return f"{self.process(binary.left, **kw)} IN [{values}]"
 
     def visit_in_op_binary(self, binary, operator, **kw):
-        return self._in(binary, **kw)
+        text = self._in(binary, **kw)
+        self._record_key_values(binary)
+        return text
 
     def visit_not_in_op_binary(self, binary, operator, **kw):
-        return self._guarded(binary, f"NOT {self._in(binary, **kw)}", **kw)
+        # Beside ORDER BY, where DynamoDB Local fails NOT, the execution rewrites the list into
+        # a chain of <> (see not_in_as_chain) once the list's length is known.
+        self.dynamodb_not_in_chain = self.dynamodb_not_in_chain or self._ordered
+        text = self._guarded(binary, f"NOT {self._in(binary, **kw)}", **kw)
+        self._record_key_values(binary)
+        return text
 
     def visit_empty_set_op_expr(self, type_, expand_op, **kw):
         self._refuse("IN with an empty list", "skip the query when the list is empty (it matches no row)")
 
     def _literal_execute_expanding_parameter(self, name, parameter, values, **kw):
+        # A repeated partition key would return its partition twice; IN means membership.
+        with contextlib.suppress(TypeError):  # unhashable values (documents) stay as given
+            values = list(dict.fromkeys(values))
         if len(values) > MAX_IN_OPERANDS:
             self._refuse(
                 f"IN with {len(values)} values",
@@ -578,9 +682,22 @@ class DynamoDBCompiler(compiler.SQLCompiler):
             )
         return super()._literal_execute_expanding_parameter(name, parameter, values, **kw)
 
+    def visit_between_op_binary(self, binary, operator, dynamodb_key_condition=False, **kw):
+        left = self.process(binary.left, **kw)
+        low, high = (self.process(bound, **kw) for bound in binary.right.clauses)
+        self._record_key_values(binary)
+        if dynamodb_key_condition:
+            # As a key condition DynamoDB rejects low > high; the execution answers no rows instead.
+            self.dynamodb_key_between = tuple(self.bind_names[b] for b in binary.right.clauses)
+            return f"{left} BETWEEN {low} AND {high}"
+        # Elsewhere the same test without BETWEEN, which DynamoDB rejects for low > high.
+        return f"({left} >= {low} AND {left} <= {high})"
+
     def visit_not_between_op_binary(self, binary, operator, **kw):
-        text = super().visit_binary(binary, override_operator=operators.between_op, **kw)
-        return self._guarded(binary, f"NOT {text}", **kw)
+        left = self.process(binary.left, **kw)
+        low, high = (self.process(bound, **kw) for bound in binary.right.clauses)
+        self._record_key_values(binary)
+        return f"({left} < {low} OR {left} > {high})"  # both false when the attribute is missing
 
     def _function_of_value(self, name: str, binary, **kw) -> str:
         if binary.modifiers.get("escape") is not None or binary.modifiers.get("autoescape"):
@@ -589,18 +706,22 @@ class DynamoDBCompiler(compiler.SQLCompiler):
             )
         if not isinstance(binary.right, elements.BindParameter):
             self._refuse(f"{name}() of an expression", "pass the value as a Python value")
-        return f"{name}({self.process(binary.left, **kw)}, {self.process(binary.right, **kw)})"
+        text = f"{name}({self.process(binary.left, **kw)}, {self.process(binary.right, **kw)})"
+        self._record_key_values(binary)
+        return text
 
     def visit_startswith_op_binary(self, binary, operator, **kw):
         return self._function_of_value("begins_with", binary, **kw)
 
     def visit_not_startswith_op_binary(self, binary, operator, **kw):
+        self._unordered("NOT startswith()")
         return self._guarded(binary, f"NOT {self._function_of_value('begins_with', binary, **kw)}", **kw)
 
     def visit_contains_op_binary(self, binary, operator, **kw):
         return self._function_of_value("contains", binary, **kw)
 
     def visit_not_contains_op_binary(self, binary, operator, **kw):
+        self._unordered("NOT contains()")
         return self._guarded(binary, f"NOT {self._function_of_value('contains', binary, **kw)}", **kw)
 
     def _path_step(self, binary, **kw) -> str:

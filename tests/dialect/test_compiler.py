@@ -85,7 +85,7 @@ def params(statement) -> list:
         ),
         (
             select(items).where(items.c.pk == "A", items.c.n != 3),
-            ALL + ' WHERE "pk" = ? AND (("n" <> ? AND "n" IS NOT MISSING))',
+            ALL + ' WHERE "pk" = ? AND (("n" <> ? AND attribute_exists("n")))',
         ),
         (
             select(items).where(items.c.name.is_(None)),
@@ -93,11 +93,11 @@ def params(statement) -> list:
         ),
         (
             select(items).where(items.c.name.is_not(None)),
-            ALL + ' WHERE ("name" IS NOT NULL AND "name" IS NOT MISSING)',
+            ALL + ' WHERE (attribute_exists("name") AND "name" <> NULL)',
         ),
         (
             select(items).where(items.c.n.not_in([1, 2])),
-            ALL + ' WHERE (NOT "n" IN [__[POSTCOMPILE_n_1]] AND "n" IS NOT MISSING)',
+            ALL + ' WHERE (NOT "n" IN [__[POSTCOMPILE_n_1]] AND attribute_exists("n"))',
         ),
         (
             select(items).where(items.c.pk == "A", or_(items.c.n < 1, items.c.n > 9), items.c.name == "x"),
@@ -109,21 +109,21 @@ def params(statement) -> list:
         ),
         (
             select(items).where(and_(items.c.n > 1, items.c.n < 9)),
-            ALL + ' WHERE ("n" > ? AND "n" < ?)',
+            ALL + ' WHERE NOT (NOT ("n" > ? AND "n" < ?))',
         ),
         # the sort key only counts as a key condition next to partition-key equality
         (
             select(items).where(items.c.sk > "1", items.c.n == 1),
-            ALL + ' WHERE ("sk" > ? AND "n" = ?)',
+            ALL + ' WHERE NOT (NOT ("sk" > ? AND "n" = ?))',
         ),
         # SQLAlchemy folds NOT (a = b) into a <> b, which keeps SQL's three-valued logic here
         (
             select(items).where(not_(items.c.n == 1)),
-            ALL + ' WHERE ("n" <> ? AND "n" IS NOT MISSING)',
+            ALL + ' WHERE ("n" <> ? AND attribute_exists("n"))',
         ),
         (
             select(items).where(~items.c.name.startswith("a")),
-            ALL + ' WHERE (NOT begins_with("name", ?) AND "name" IS NOT MISSING)',
+            ALL + ' WHERE (NOT begins_with("name", ?) AND attribute_exists("name"))',
         ),
         (
             select(items).where(items.c.pk == "A").order_by(items.c.sk),
@@ -391,24 +391,24 @@ FLAGS = 'SELECT "pk" FROM "flags" WHERE '
     [
         (flags.c.b, '"b" = true'),
         (~flags.c.b, '"b" = false'),
-        (and_(flags.c.b, flags.c.n > 1), '("b" = true AND "n" > ?)'),
+        (and_(flags.c.b, flags.c.n > 1), 'NOT (NOT ("b" = true AND "n" > ?))'),
         (or_(flags.c.b, flags.c.n > 1), '"b" = true OR "n" > ?'),
         # NOT goes down to the tests (De Morgan); each negated test is TRUE only where SQL's is
         (
             not_(or_(flags.c.n == 1, flags.c.s == "x")),
-            '(("n" <> ? AND "n" IS NOT MISSING) AND ("s" <> ? AND "s" IS NOT MISSING))',
+            'NOT (NOT (("n" <> ? AND attribute_exists("n")) AND ("s" <> ? AND attribute_exists("s"))))',
         ),
         (not_(and_(flags.c.n > 1, flags.c.s < "x")), '"n" <= ? OR "s" >= ?'),
         (
             not_(and_(flags.c.n > 1, or_(flags.c.b, flags.c.s.is_(None)))),
-            '"n" <= ? OR "b" = false AND ("s" IS NOT NULL AND "s" IS NOT MISSING)',
+            '"n" <= ? OR "b" = false AND (attribute_exists("s") AND "s" <> NULL)',
         ),
         (not_(not_(flags.c.n == 1)), '"n" = ?'),
-        (~flags.c.n.between(1, 5), '(NOT "n" BETWEEN ? AND ? AND "n" IS NOT MISSING)'),
-        (~flags.c.n.in_([1, 2]), '(NOT "n" IN [__[POSTCOMPILE_n_1]] AND "n" IS NOT MISSING)'),
+        (~flags.c.n.between(1, 5), '("n" < ? OR "n" > ?)'),
+        (~flags.c.n.in_([1, 2]), '(NOT "n" IN [__[POSTCOMPILE_n_1]] AND attribute_exists("n"))'),
         (flags.c.s.contains("ab"), 'contains("s", ?)'),
         (flags.c.tags.contains("red"), 'contains("tags", ?)'),
-        (~flags.c.s.contains("ab"), '(NOT contains("s", ?) AND "s" IS NOT MISSING)'),
+        (~flags.c.s.contains("ab"), '(NOT contains("s", ?) AND attribute_exists("s"))'),
         (func.size(flags.c.tags) > 2, 'size("tags") > ?'),
         (func.attribute_type(flags.c.doc, "M"), 'attribute_type("doc", ?)'),
         (func.attribute_exists(flags.c.s), 'attribute_exists("s")'),
@@ -483,3 +483,60 @@ def test_operator_limit_matches_dynamodb_count():
         CompileError, match="a statement with 301 operators and functions: DynamoDB allows 300"
     ):
         partiql(with_ors(150))
+
+
+@pytest.mark.parametrize(
+    ("condition", "expected"),
+    [
+        # a table key attribute is always present: no guard (DynamoDB Local fails one on a key)
+        (items.c.pk != "A", '"pk" <> ?'),
+        (and_(items.c.sk.is_not(None), items.c.n == 1), '"n" = ?'),
+        (or_(items.c.sk.is_(None), items.c.n == 1), '"n" = ?'),
+        (~items.c.pk.in_(["A"]), 'NOT "pk" IN [__[POSTCOMPILE_pk_1]]'),
+    ],
+)
+def test_key_attributes_need_no_presence_guard(condition, expected):
+    assert partiql(select(items.c.pk).where(condition)) == 'SELECT "pk" FROM "items" WHERE ' + expected
+
+
+def test_between_is_kept_only_as_a_sort_key_condition():
+    statement = select(items.c.pk).where(
+        items.c.pk == "A", items.c.sk.between("a", "b"), items.c.n.between(1, 2)
+    )
+    compiled = statement.compile(dialect=dialect)
+    assert str(compiled) == (
+        'SELECT "pk" FROM "items" WHERE "pk" = ? AND "sk" BETWEEN ? AND ? AND (("n" >= ? AND "n" <= ?))'
+    )
+    assert compiled.dynamodb_key_between == ("sk_1", "sk_2")
+
+
+def test_not_in_beside_order_by_becomes_a_chain_at_execution():
+    from sa_dynamo.dialect.compiler import not_in_as_chain
+
+    statement = select(items.c.pk).where(items.c.pk == "A", ~items.c.n.in_([1, 2])).order_by(items.c.sk)
+    compiled = statement.compile(dialect=dialect)
+    assert compiled.dynamodb_not_in_chain
+    expanded = compiled.construct_expanded_state({"pk_1": "A", "n_1": [1, 2]}).statement
+    assert not_in_as_chain(expanded) == (
+        'SELECT "pk" FROM "items" WHERE "pk" = ? AND ((("n" <> ? AND "n" <> ?) AND attribute_exists("n"))) '
+        'ORDER BY "sk"'
+    )
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [~items.c.name.startswith("a"), ~items.c.name.contains("a")],
+)
+def test_negations_beside_order_by_are_refused(condition):
+    """DynamoDB Local fails NOT (...) in a statement with ORDER BY."""
+    statement = select(items.c.pk).where(items.c.pk == "A", condition).order_by(items.c.sk)
+    with pytest.raises(CompileError, match="together with ORDER BY"):
+        partiql(statement)
+
+
+def test_a_key_compared_with_null_folds_to_a_constant():
+    """DynamoDB refuses NULL comparisons on keys; a key is never NULL, so SQL's answer is known."""
+    always = select(items.c.pk).where(items.c.pk.is_not(None)).compile(dialect=dialect)
+    assert str(always) == 'SELECT "pk" FROM "items"'
+    never = select(items.c.pk).where(items.c.pk == "A", items.c.sk.is_(None)).compile(dialect=dialect)
+    assert never.dynamodb_always_empty

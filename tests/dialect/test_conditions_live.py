@@ -100,3 +100,27 @@ def test_condition_returns_exactly_the_sql_rows(table, condition, predicate):
         rows = conn.scalars(select(t.c.sk).where(t.c.pk == "A", condition(t))).all()
     assert rows == expected(predicate)
     assert rows, "a condition that matches nothing proves nothing"
+
+
+def test_reversed_sort_key_between_returns_no_rows_without_asking(table, sent):
+    engine, t = table
+    with engine.connect() as conn:
+        assert conn.scalars(select(t.c.sk).where(t.c.pk == "A", t.c.sk.between(9, 2))).all() == []
+        assert conn.scalars(select(t.c.sk).where(t.c.pk == "A", t.c.n.between(9, 2))).all() == []
+        assert conn.scalars(select(t.c.sk).where(t.c.pk == "A", t.c.sk.between(2, 4))).all() == [2, 3, 4]
+
+
+def test_empty_key_values_are_refused_before_sending(table):
+    from sqlalchemy.exc import CompileError
+
+    engine, t = table
+    with engine.connect() as conn:
+        for condition in (t.c.pk == "", t.c.pk.in_(["A", ""]), t.c.pk.startswith("")):
+            with pytest.raises(CompileError, match="key attribute 'pk' with an empty value"):
+                conn.execute(select(t.c.sk).where(condition))
+
+
+def test_repeated_partition_keys_read_the_partition_once(table):
+    engine, t = table
+    with engine.connect() as conn:
+        assert len(conn.scalars(select(t.c.sk).where(t.c.pk.in_(["A", "A"]))).all()) == 12

@@ -1,0 +1,258 @@
+"""The oracle's table, its rows, and a seeded generator of random SELECTs over them.
+
+Values come from small pools so that filters meet real rows: comparisons hit equal values,
+IN lists and prefixes match some rows and miss others, and every nullable column is absent
+(NULL in SQLite) on about a third of the rows. Each generated statement carries the Python
+text that rebuilds it, so a disagreement can be reproduced by copy and paste.
+"""
+
+from __future__ import annotations
+
+import operator
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    ColumnElement,
+    Integer,
+    MetaData,
+    Numeric,
+    Select,
+    String,
+    Table,
+    and_,
+    or_,
+    select,
+)
+
+PARTITIONS = ("P0", "P1", "P2", "P3")
+# Zero-padded, so byte order (DynamoDB) is SQL order (SQLite).
+SORT_KEYS = tuple(f"{i:03}" for i in range(50))
+ABSENT = 0.3  # share of rows where a nullable attribute is None (absent in DynamoDB)
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """A column, the values rows hold in it, and the extra values filters compare it with."""
+
+    name: str
+    stored: tuple[Any, ...]
+    unmatched: tuple[Any, ...] = ()  # values no row holds
+    prefixes: tuple[str, ...] = ()  # startswith() arguments (string columns only)
+    key: bool = False
+
+    @property
+    def boolean(self) -> bool:
+        return isinstance(self.stored[0], bool)
+
+    @property
+    def operands(self) -> tuple[Any, ...]:
+        return self.stored + self.unmatched
+
+
+ATTRIBUTES = (
+    Attribute("pk", PARTITIONS, ("P", "P9", "Q", ""), ("P", "P1", "Q", ""), key=True),
+    Attribute(
+        "sk", SORT_KEYS, ("0", "01", "050", "1", ""), ("0", "00", "01", "02", "04", "049", ""), key=True
+    ),
+    Attribute(
+        "s",
+        ("", "a", "ab", "abc", "abd", "b", "ba", "A", "Ab", "é"),
+        ("aa", "c", "B"),
+        ("", "a", "ab", "A", "b", "é"),
+    ),
+    Attribute("n", (-1000, -7, -1, 0, 1, 2, 3, 5, 8, 42, 1000), (-2, 4, 100)),
+    # Binary fractions: SQLite stores Numeric as a float, and these survive that exactly.
+    Attribute(
+        "d",
+        tuple(Decimal(v) for v in ("-2.5", "-0.125", "0", "0.5", "1", "1.5", "3.75", "100.25")),
+        (Decimal("-1"), Decimal("0.25")),
+    ),
+    Attribute("b", (True, False)),
+    Attribute("t", ("", "x", "x y", "xy", "xyz", "y", "Y"), ("xz",), ("", "x", "xy", "y")),
+)
+_BY_NAME = {a.name: a for a in ATTRIBUTES}
+_KEY_CONDITIONS = ("==", "<", "<=", ">", ">=", "between", "startswith")
+_COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+def make_table(name: str) -> Table:
+    """The model both databases hold: a composite string key and one nullable column per type."""
+    return Table(
+        name,
+        MetaData(),
+        Column("pk", String, primary_key=True),
+        Column("sk", String, primary_key=True),
+        Column("s", String),
+        Column("n", Integer),
+        Column("d", Numeric),
+        Column("b", Boolean),
+        Column("t", String),
+    )
+
+
+def make_rows(seed: int) -> list[dict[str, Any]]:
+    """200 items: 4 partitions x 50 sort keys, values drawn with repeats and frequent None."""
+    rng = random.Random(seed)
+    return [
+        {
+            "pk": pk,
+            "sk": sk,
+            **{
+                a.name: None if rng.random() < ABSENT else rng.choice(a.stored)
+                for a in ATTRIBUTES
+                if not a.key
+            },
+        }
+        for pk in PARTITIONS
+        for sk in SORT_KEYS
+    ]
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """Which constructs the generator uses. The default is everything the issue lists; each
+    flag switched off drops one family of statements (test_oracle.py says why)."""
+
+    keys_in_filters: bool = True  # pk/sk tests inside the filter, beyond the pin and sort-key condition
+    empty_key_strings: bool = True  # '' compared with a key or as a key prefix
+    reversed_between: bool = True  # between(high, low), which matches no row
+    negation_with_order_by: bool = True  # !=, NOT IN, IS NOT NULL, ~ in a statement with ORDER BY
+    nesting_under_or_not: bool = True  # below an OR or NOT: startswith(), NOT, and nesting deeper than one
+    boolean_ne_under_not: bool = True  # b != True with a NOT above it
+
+
+@dataclass(frozen=True)
+class Case:
+    """One generated statement, the Python that builds it, and how to compare its rows."""
+
+    statement: Select[Any]
+    text: str
+    ordered: bool  # ORDER BY sk: rows must match in order; otherwise compared as sorted lists
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where in a filter a condition is generated, as far as the grammar cares."""
+
+    under_or: bool = False
+    under_not: bool = False
+    negation: bool = True  # negated tests and NOT allowed
+
+
+Condition = tuple[ColumnElement[bool], str]
+
+
+class Generator:
+    """Random SELECTs: a third pin the partition key (a DynamoDB Query, sometimes with a
+    sort-key condition, ORDER BY sk and LIMIT), the rest are scans with a nested filter."""
+
+    def __init__(self, table: Table, seed: int, grammar: Grammar):
+        self.table = table
+        self.rng = random.Random(seed)
+        self.grammar = grammar
+        self.filtered = [a for a in ATTRIBUTES if grammar.keys_in_filters or not a.key]
+
+    def case(self) -> Case:
+        if self.rng.random() < 1 / 3:
+            return self._query()
+        clause, text = self.condition(self.rng.randint(1, 3), Scope())
+        return Case(select(self.table).where(clause), f"select(t).where({text})", ordered=False)
+
+    def _query(self) -> Case:
+        rng, columns = self.rng, self.table.c
+        ordered, descending = rng.random() < 0.5, rng.random() < 0.5
+        limit = rng.randint(1, 60) if ordered and rng.random() < 0.5 else None
+        partition = rng.choice(PARTITIONS)
+        terms = [(columns.pk == partition, f"t.c.pk == {partition!r}")]
+        if rng.random() < 0.6:
+            terms.append(self.test(_BY_NAME["sk"], _KEY_CONDITIONS))
+        if rng.random() < 0.8:
+            scope = Scope(negation=self.grammar.negation_with_order_by or not ordered)
+            terms.append(self.condition(rng.randint(1, 3), scope))
+        rng.shuffle(terms)
+        statement = select(self.table).where(*(clause for clause, _ in terms))
+        text = f"select(t).where({', '.join(text for _, text in terms)})"
+        if ordered:
+            statement = statement.order_by(columns.sk.desc() if descending else columns.sk)
+            text += ".order_by(t.c.sk.desc())" if descending else ".order_by(t.c.sk)"
+        if limit is not None:
+            statement, text = statement.limit(limit), f"{text}.limit({limit})"
+        return Case(statement, text, ordered)
+
+    def condition(self, depth: int, scope: Scope) -> Condition:
+        """A test, or AND/OR/NOT over conditions, nested at most ``depth`` deep."""
+        rng = self.rng
+        kinds: tuple[str, ...] = ("and_", "or_", "not") if scope.negation else ("and_", "or_")
+        if (scope.under_or or scope.under_not) and not self.grammar.nesting_under_or_not:
+            depth, kinds = min(depth, 1), ("and_", "or_")
+        if depth == 0 or rng.random() < 0.25:
+            attribute = rng.choice(self.filtered)
+            return self.test(attribute, self._kinds(attribute, scope))
+        kind = rng.choice(kinds)
+        inner = Scope(scope.under_or or kind == "or_", scope.under_not or kind == "not", scope.negation)
+        if kind == "not":
+            clause, text = self.condition(depth - 1, inner)
+            return ~clause, f"~({text})"
+        parts = [self.condition(depth - 1, inner) for _ in range(rng.randint(2, 3))]
+        combine = and_ if kind == "and_" else or_
+        return combine(*(c for c, _ in parts)), f"{kind}({', '.join(t for _, t in parts)})"
+
+    def test(self, attribute: Attribute, kinds: tuple[str, ...]) -> Condition:
+        """One test of one attribute, of a kind drawn from ``kinds``."""
+        rng, column = self.rng, self.table.c[attribute.name]
+        kind = rng.choice(kinds)
+        name = f"t.c.{attribute.name}"
+        if kind in _COMPARISONS:
+            value = self._operand(attribute)
+            return _COMPARISONS[kind](column, value), f"{name} {kind} {value!r}"
+        if kind in ("in_", "not_in"):
+            values = [self._operand(attribute) for _ in range(rng.randint(1, 4))]
+            return getattr(column, kind)(values), f"{name}.{kind}({values!r})"
+        if kind == "between":
+            low, high = self._operand(attribute), self._operand(attribute)
+            if not self.grammar.reversed_between and low > high:
+                low, high = high, low
+            return column.between(low, high), f"{name}.between({low!r}, {high!r})"
+        if kind == "startswith":
+            prefix = rng.choice(self._allowed(attribute, attribute.prefixes))
+            return column.startswith(prefix), f"{name}.startswith({prefix!r})"
+        if kind == "is_":
+            return column.is_(None), f"{name}.is_(None)"
+        if kind == "is_not":
+            return column.is_not(None), f"{name}.is_not(None)"
+        return column, name  # "bare": a Boolean column is a condition by itself
+
+    def _kinds(self, attribute: Attribute, scope: Scope) -> tuple[str, ...]:
+        grammar, nested = self.grammar, scope.under_or or scope.under_not
+        if attribute.boolean:
+            kinds: tuple[str, ...] = ("==", "!=", "in_", "not_in", "is_", "is_not", "bare")
+            if scope.under_not and not grammar.boolean_ne_under_not:
+                kinds = tuple(k for k in kinds if k != "!=")
+        else:
+            kinds = (*_COMPARISONS, "in_", "not_in", "between", "is_", "is_not")
+            if attribute.prefixes and (grammar.nesting_under_or_not or not nested):
+                kinds += ("startswith",)
+        if not scope.negation:
+            kinds = tuple(k for k in kinds if k not in ("!=", "not_in", "is_not"))
+        return kinds
+
+    def _allowed(self, attribute: Attribute, values: tuple[Any, ...]) -> tuple[Any, ...]:
+        if attribute.key and not self.grammar.empty_key_strings:
+            return tuple(v for v in values if v != "")
+        return values
+
+    def _operand(self, attribute: Attribute) -> Any:
+        return self.rng.choice(self._allowed(attribute, attribute.operands))
