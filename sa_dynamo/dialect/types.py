@@ -66,21 +66,28 @@ class DynamoInteger(sqltypes.Integer):
 
 
 class DynamoNumeric(sqltypes.Numeric):
-    """DynamoDB normalises numbers (19.90 -> 19.9); a declared scale restores the digits."""
+    """DynamoDB normalises numbers (19.90 -> 19.9); a declared scale restores the trailing zeros.
+
+    It never rounds: DynamoDB stores what was written (binds are not rounded, since the same
+    processing applies to values compared in WHERE), and a value read back must find its item.
+    """
 
     def result_processor(self, dialect, coltype):
         if self.asdecimal:
             if self.scale is None:
                 return None
-            exponent = Decimal(1).scaleb(-self.scale)
+            scale = self.scale
+            exponent = Decimal(1).scaleb(-scale)
             # Room for DynamoDB's largest number (126 integer digits) at this scale: the default
             # context's 28 digits would make quantize() fail on a 38-digit value.
-            context = Context(prec=_MAX_INTEGER_DIGITS + self.scale)
+            context = Context(prec=_MAX_INTEGER_DIGITS + scale)
 
-            def quantize(value):
-                return None if value is None else value.quantize(exponent, context=context)
+            def pad(value):
+                if value is None or value.as_tuple().exponent <= -scale:
+                    return value
+                return value.quantize(exponent, context=context)
 
-            return quantize
+            return pad
 
         def process(value):
             return None if value is None else float(value)
@@ -215,7 +222,7 @@ class _SetType(sqltypes.UserDefinedType):
     """A native DynamoDB set; an empty set is stored as an absent attribute."""
 
     cache_ok = True
-    element_type: type | tuple[type, ...] = ()
+    element_type: tuple[type, ...] = ()
     kind = ""
     code = ""
     element_sqltype: type[sqltypes.TypeEngine] = sqltypes.NullType
@@ -235,12 +242,14 @@ class _SetType(sqltypes.UserDefinedType):
 
     def bind_processor(self, dialect):
         element_type, kind = self.element_type, self.kind
+        *others, last = [t.__name__ for t in element_type]
+        allowed = f"{', '.join(others)} or {last}" if others else last
 
         def process(value):
             if value is None or len(value) == 0:
                 return None
             if not all(isinstance(v, element_type) and not isinstance(v, bool) for v in value):
-                raise TypeError(f"a {kind} set holds only {element_type}, got {value!r}")
+                raise TypeError(f"a {kind} set holds only {allowed} values, got {value!r}")
             return set(value)
 
         return process
@@ -253,7 +262,7 @@ class StringSet(_SetType):
     """DynamoDB string set (SS)."""
 
     cache_ok = True
-    element_type = str
+    element_type = (str,)
     kind = "string"
     code = "SS"
     element_sqltype = sqltypes.String
