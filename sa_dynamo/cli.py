@@ -7,11 +7,17 @@ function that carries it out and returns the exit code.
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from . import local
+from sqlalchemy import Engine, create_engine
+from sqlalchemy import exc as sa_exc
+
+from . import check, local
 
 
 def _local_install(args: argparse.Namespace) -> int:
@@ -67,10 +73,80 @@ def _add_local(commands: argparse._SubParsersAction) -> None:
     )
 
 
+class _UsageError(Exception):
+    """Why ``check`` cannot run: one line on stderr, exit code 2."""
+
+
+def _load(target: str) -> Any:
+    """The object ``MODULE:NAME`` names; the current directory is importable, as with ``python -m``."""
+    module_name, _, name = target.partition(":")
+    if not module_name or not name:
+        raise _UsageError(f"expected MODULE:NAME (e.g. myapp.models:Base), not {target!r}")
+    directory = os.getcwd()
+    sys.path.insert(0, directory)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise _UsageError(
+            f"cannot import {module_name!r} ({exc}): run from the directory that contains it or add "
+            "that directory to PYTHONPATH"
+        ) from exc
+    finally:
+        sys.path.remove(directory)
+    try:
+        return getattr(module, name)
+    except AttributeError:
+        raise _UsageError(f"module {module_name!r} has no attribute {name!r}") from None
+
+
+def _engine(url: str) -> Engine:
+    try:
+        return create_engine(url)
+    except (sa_exc.ArgumentError, ValueError) as exc:
+        raise _UsageError(f"--url {url!r}: {exc}") from exc
+
+
+def _check(args: argparse.Namespace) -> int:
+    try:
+        models = _load(args.models)
+        engine = _engine(args.url)
+        try:
+            differences = check.check(models, engine)
+        finally:
+            engine.dispose()
+    except sa_exc.DBAPIError as exc:
+        message = f"cannot read the tables at {args.url}: {exc.orig}"
+    except (_UsageError, sa_exc.SQLAlchemyError) as exc:
+        message = str(exc)
+    else:
+        for difference in differences:
+            print(difference)
+        print(check.summary(differences))
+        return 1 if differences else 0
+    print(f"sa-dynamo: {message}", file=sys.stderr)
+    return 2
+
+
+def _add_check(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "check",
+        help="compare the models with the live tables",
+        description="Report every difference between the models and the DynamoDB tables: key "
+        "schema, indexes, projections, a missing table, an index that does not project the "
+        "discriminator. Exit code 0: they match; 1: differences; 2: the check could not run.",
+    )
+    parser.add_argument(
+        "models", metavar="MODULE:NAME", help="a declarative base (or MetaData), e.g. myapp.models:Base"
+    )
+    parser.add_argument("--url", required=True, help="the database, e.g. dynamodb:// or dynamodb://HOST:PORT")
+    parser.set_defaults(run=_check)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sa-dynamo", description="Tools for the sa_dynamo dialect.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_local(commands)
+    _add_check(commands)
     return parser
 
 
