@@ -21,7 +21,7 @@ from . import dbapi
 from .dbapi import admin
 from .dialect.ddl import create_table_request, render_call
 from .dialect.keys import projects
-from .orm.schema import _describe, discriminator_column, physical_table
+from .orm.schema import describe_key, discriminator_column, physical_table
 
 _Key = tuple[str, str]  # attribute name, S/N/B
 
@@ -124,7 +124,7 @@ def _keys(subject: str, model: _Table | _Index, live: _Table | _Index, fix: str)
         if expected != actual:
             yield (
                 (expected or actual)[0],
-                f"{subject} has {_describe(role, expected)} in the models but {_describe(role, actual)} "
+                f"{subject} has {describe_key(role, expected)} in the models but {describe_key(role, actual)} "
                 f"in DynamoDB: {fix}",
             )
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import types as sqltypes
 from sqlalchemy.engine import default, reflection
-from sqlalchemy.exc import ArgumentError, CompileError
+from sqlalchemy.exc import ArgumentError, CompileError, DBAPIError
 from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.sql import compiler
 from sqlalchemy.sql import schema as sa_schema
@@ -199,16 +199,22 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         if self.dynamodb_request is None:
             return
         method, request = self.dynamodb_request
-        created = self.root_connection.info.setdefault("sa_dynamo_indexes_created_with_table", set())
+        # create_all() creates a table's indexes right after the table, which CreateTable already
+        # made: those CreateIndex statements send nothing. Any other DDL ends that window.
+        info = self.root_connection.info
+        created = info.pop("sa_dynamo_indexes_created_with_table", set())
         if method == "create_table":
-            for key in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
-                created.update((request["TableName"], i["IndexName"]) for i in request.get(key, []))
+            info["sa_dynamo_indexes_created_with_table"] = {
+                (request["TableName"], i["IndexName"])
+                for key in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes")
+                for i in request.get(key, [])
+            }
         elif method == "create_index":
             table = request["TableName"]
             index = request["GlobalSecondaryIndexUpdates"][0]["Create"]["IndexName"]
             if (table, index) in created:
-                # create_all() creates a table's indexes right after it; CreateTable already made them.
                 created.discard((table, index))
+                info["sa_dynamo_indexes_created_with_table"] = created
                 self.dynamodb_request = None
                 self.statement = f"-- index {index} was created with table {table}"
 
@@ -374,9 +380,17 @@ class DynamoDBDialect(default.DefaultDialect):
     def _dbapi_connection(connection: Any) -> Any:
         return connection.connection.dbapi_connection
 
+    def _admin(self, call: Any, connection: Any, *args: Any) -> Any:
+        """A control-plane call for reflection, its driver errors raised as SQLAlchemy's (as
+        statement execution does)."""
+        try:
+            return call(self._dbapi_connection(connection), *args)
+        except dynamo_dbapi.Error as error:
+            raise DBAPIError.instance(None, None, error, dynamo_dbapi.Error) from error
+
     @reflection.cache
     def _describe(self, connection: Any, table_name: str, **kw: Any) -> dict[str, Any] | None:
-        return admin.describe_table(self._dbapi_connection(connection), table_name)
+        return self._admin(admin.describe_table, connection, table_name)
 
     def _described(self, connection: Any, table_name: str, **kw: Any) -> dict[str, Any]:
         described = self._describe(connection, table_name, **kw)
@@ -387,11 +401,11 @@ class DynamoDBDialect(default.DefaultDialect):
         return described
 
     def has_table(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> bool:
-        return admin.describe_table(self._dbapi_connection(connection), table_name) is not None
+        return self._admin(admin.describe_table, connection, table_name) is not None
 
     @reflection.cache
     def get_table_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
-        return admin.list_tables(self._dbapi_connection(connection))
+        return self._admin(admin.list_tables, connection)
 
     def get_view_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
         return []

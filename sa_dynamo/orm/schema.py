@@ -49,7 +49,7 @@ def shape(mapper: Mapper) -> Shape:
     return Shape(hash_key, range_key, None if column is None else column.name)
 
 
-def _describe(part: str, value: Any) -> str:
+def describe_key(part: str, value: Any) -> str:
     if value is None:
         return f"no {part}"
     if isinstance(value, tuple):
@@ -80,8 +80,8 @@ def validate(mappers: list[Mapper], only: set[str] | None = None) -> None:
                 if getattr(actual, field) != getattr(expected, field):
                     raise KeySchemaMismatchError(
                         f"{reference.class_.__name__} and {mapper.class_.__name__} are both mapped to DynamoDB "
-                        f"table {name!r} but disagree: {_describe(part, getattr(expected, field))} versus "
-                        f"{_describe(part, getattr(actual, field))}. Classes sharing a table must use the same "
+                        f"table {name!r} but disagree: {describe_key(part, getattr(expected, field))} versus "
+                        f"{describe_key(part, getattr(actual, field))}. Classes sharing a table must use the same "
                         "key attributes, key types and discriminator attribute"
                     )
             if (

@@ -446,12 +446,6 @@ def test_local_index_is_neither_added_nor_dropped_alone(engine, metadata, raw, t
     assert live_index_names(raw, table_name) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="base.py _pre_exec_ddl remembers the indexes a CreateTable made on the pooled DBAPI "
-    "connection until a CreateIndex consumes them; a CreateTable executed alone leaves them there, "
-    "and a later Index.create() on that connection is turned into a comment and never sent",
-)
 def test_index_recreated_after_a_lone_create_table_statement(engine, metadata, raw, table_name):
     table = Table(table_name, metadata, pk(), Column("g", String), Index("by_g", "g"))
     (gsi,) = table.indexes
