@@ -285,7 +285,8 @@ class DynamoDBDialect(default.DefaultDialect):
                 f"region_name, endpoint_url, profile_name, {', '.join(CLIENT_OPTIONS)}"
             )
         if url.host and "endpoint_url" not in query:
-            query["endpoint_url"] = f"http://{url.host}:{url.port or 8000}"
+            host = f"[{url.host}]" if ":" in url.host else url.host  # an IPv6 address
+            query["endpoint_url"] = f"http://{host}:{url.port or 8000}"
         return [], _with_client_config(query)
 
     # -- execution -------------------------------------------------------------------------
@@ -489,19 +490,23 @@ class DynamoDBLocalDialect(DynamoDBDialect):
     _lock = threading.Lock()
 
     def create_connect_args(self, url: Any) -> tuple[list, dict[str, Any]]:
-        import os
-
-        from .. import local
-
         query = dict(url.query)
         data_dir = query.pop("data_dir", None)
         if query:
             raise ValueError(f"dynamodb+local:// accepts only ?data_dir=PATH, not {', '.join(sorted(query))}")
+        return [], {"local_data_dir": data_dir}
+
+    def connect(self, *cargs: Any, local_data_dir: str | None = None, **cparams: Any) -> Any:
+        """Start the private DynamoDB Local on first connect (not at create_engine), once per data dir."""
+        import os
+
+        from .. import local
+
         endpoint = os.environ.get(local.ENV_ENDPOINT)
         if endpoint is None:
             with self._lock:
-                server = self._servers.get(data_dir)
+                server = self._servers.get(local_data_dir)
                 if server is None:
-                    server = self._servers[data_dir] = local.start(data_dir=data_dir)
+                    server = self._servers[local_data_dir] = local.start(data_dir=local_data_dir)
             endpoint = server.endpoint_url
-        return [], {"endpoint_url": endpoint}
+        return super().connect(*cargs, endpoint_url=endpoint, **cparams)

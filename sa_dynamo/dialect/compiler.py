@@ -382,7 +382,12 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         if not rest:
             self._filter = ""
             return self._key_condition
-        self._filter = " AND ".join(self.process(t.self_group(against=operators.and_), **kw) for t in rest)
+        if len(rest) == 1:
+            self._filter = self.process(rest[0], **kw)
+        else:
+            self._filter = " AND ".join(
+                self.process(t.self_group(against=operators.and_), **kw) for t in rest
+            )
         if not key_parts:
             # A scan's AND chain: DynamoDB Local drops tests of key attributes from some flat
             # chains, even parenthesised; NOT (NOT (...)) was never wrong (partiql-reference §15).

@@ -56,11 +56,27 @@ def key_attribute_type(column: Any, owner: str) -> str:
 
 
 class DynamoInteger(sqltypes.Integer):
-    """N comes back as Decimal; integer columns give int."""
+    """N comes back as Decimal; integer columns give int. A fraction is refused on the way in
+    (DynamoDB would store it exactly, and filters would then see a value reads truncate), and
+    a fraction another writer stored comes back exact, as Decimal."""
+
+    def bind_processor(self, dialect):
+        def process(value):
+            if value is None or isinstance(value, (int, bool)):
+                return value
+            if isinstance(value, (float, Decimal)) and value == int(value):
+                return int(value)
+            raise ValueError(
+                f"an Integer column takes whole numbers, not {value!r}: use Numeric for fractions"
+            )
+
+        return process
 
     def result_processor(self, dialect, coltype):
         def process(value):
-            return None if value is None else int(value)
+            if isinstance(value, Decimal) and value == value.to_integral_value():
+                return int(value)
+            return value  # None, an int (a COUNT), or a fraction another writer stored
 
         return process
 

@@ -387,3 +387,25 @@ def test_quotes_and_unicode_in_names_and_values(engine, raw, awkward):
         "$type": {"S": "T'1"},
         label.name: {"S": "ü"},
     }
+
+
+def test_an_integer_column_refuses_fractions_and_reads_foreign_ones_exactly(
+    engine, metadata, raw, table_name
+):
+    from decimal import Decimal
+
+    from sqlalchemy import Column, Integer, String, Table, select
+    from sqlalchemy.exc import StatementError
+
+    table = Table(table_name, metadata, Column("id", String, primary_key=True), Column("n", Integer))
+    metadata.create_all(engine)
+    with engine.begin() as conn, pytest.raises(StatementError, match=r"takes whole numbers, not 1\.5"):
+        conn.execute(table.insert(), {"id": "a", "n": 1.5})
+    raw.put_item(TableName=table_name, Item={"id": {"S": "b"}, "n": {"N": "2.5"}})
+    with engine.begin() as conn:
+        conn.execute(table.insert(), {"id": "c", "n": 3.0})
+    with engine.connect() as conn:
+        assert dict(conn.execute(select(table.c.id, table.c.n).where(table.c.id.in_(["b", "c"]))).all()) == {
+            "b": Decimal("2.5"),
+            "c": 3,
+        }

@@ -1,0 +1,48 @@
+"""URLs to driver arguments: endpoints, IPv6 hosts, botocore options, and when
+dynamodb+local:// starts its server."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import create_engine
+
+from sa_dynamo.dialect.base import DynamoDBLocalDialect
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("dynamodb://", {}),
+        ("dynamodb://127.0.0.1:8000", {"endpoint_url": "http://127.0.0.1:8000"}),
+        ("dynamodb://[::1]:8001", {"endpoint_url": "http://[::1]:8001"}),
+        (
+            "dynamodb://?region_name=eu-west-1&profile_name=dev",
+            {"region_name": "eu-west-1", "profile_name": "dev"},
+        ),
+        (
+            "dynamodb://localhost:9?retry_mode=standard&max_attempts=7&read_timeout=2.5",
+            {
+                "endpoint_url": "http://localhost:9",
+                "client_config": {"retries": {"mode": "standard", "max_attempts": 7}, "read_timeout": 2.5},
+            },
+        ),
+    ],
+)
+def test_connect_arguments(url, expected):
+    engine = create_engine(url)
+    assert engine.dialect.create_connect_args(engine.url) == ([], expected)
+
+
+def test_unknown_url_parameters_are_refused():
+    with pytest.raises(ValueError, match=r"unknown URL parameter\(s\) regoin_name"):
+        create_engine("dynamodb://?regoin_name=x")
+
+
+def test_local_url_starts_nothing_until_the_first_connect(monkeypatch):
+    started = []
+    monkeypatch.setattr(DynamoDBLocalDialect, "_servers", {})
+    monkeypatch.delenv("SA_DYNAMO_LOCAL_ENDPOINT", raising=False)
+    monkeypatch.setattr("sa_dynamo.local.start", lambda data_dir=None: started.append(data_dir))
+    engine = create_engine("dynamodb+local://?data_dir=/tmp/x")
+    assert engine.dialect.create_connect_args(engine.url) == ([], {"local_data_dir": "/tmp/x"})
+    assert started == []
