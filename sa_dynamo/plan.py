@@ -101,3 +101,53 @@ def explain(bind: Any, statement: Any) -> Plan:
     else:
         bind.execute(statement)
     return holder["plan"]
+
+
+_SOURCE = re.compile(r'\bFROM ("(?:[^"]|"")*")(?:\.("(?:[^"]|"")*"))?', re.IGNORECASE)
+_WRITE_TABLE = re.compile(r'^\s*(?:INSERT INTO|UPDATE|DELETE FROM|PUT INTO) ("(?:[^"]|"")*")', re.IGNORECASE)
+
+
+def _unquote(name: str) -> str:
+    return name[1:-1].replace('""', '"') if name.startswith('"') else name
+
+
+def plan_of_text(partiql: str, key_names: Callable[[str], tuple[str, ...]]) -> Plan:
+    """The access path of PartiQL text sent as written (exec_driver_sql) or rewritten from SQL
+    text: a SELECT whose WHERE opens with = or IN on the partition key is a Query (GetItem when
+    the sort key follows with =), any other SELECT a Scan."""
+    text = partiql.strip()
+    verb = text.split(None, 1)[0].upper() if text else ""
+    if verb != "SELECT":
+        match = _WRITE_TABLE.match(text)
+        operation = {
+            "INSERT": "PutItem",
+            "UPDATE": "UpdateItem",
+            "DELETE": "DeleteItem",
+            "PUT": "BatchWriteItem",
+        }
+        return Plan(operation.get(verb, verb), _unquote(match.group(1)) if match else "", partiql=partiql)
+    source = _SOURCE.search(text)
+    if source is None:
+        return Plan("Scan", "", partiql=partiql, reason="no table found in the statement")
+    table = _unquote(source.group(1))
+    index = _unquote(source.group(2)) if source.group(2) else None
+    where = text.partition(" WHERE ")[2]
+    keys = key_names(table) if index is None else ()
+    hash_key = keys[0] if keys else None
+    head = re.match(r'"((?:[^"]|"")*)" (=|IN) ', where)
+    if hash_key is None or head is None or _unquote(f'"{head.group(1)}"') != hash_key:
+        reason = (
+            f"no = or IN condition on its partition key {hash_key!r} first" if hash_key else "unknown key"
+        )
+        return Plan(
+            "Scan" if index is None or head is None else "Query",
+            table,
+            index,
+            filter=where,
+            partiql=partiql,
+            reason=reason,
+        )
+    whole = len(keys) == 1 or re.match(rf'"[^"]+" = \? AND "{re.escape(keys[1])}" = \?', where) is not None
+    return Plan(
+        "GetItem" if whole and head.group(2) == "=" else "Query", table, index, filter=where, partiql=partiql
+    )

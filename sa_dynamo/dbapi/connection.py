@@ -123,6 +123,10 @@ class Connection:
         """Tell the connection a table's key attributes (HASH first), sparing it a DescribeTable."""
         self._keys[table] = tuple(names)
 
+    def key_names(self, table: str) -> tuple[str, ...]:
+        """The table's key attributes, HASH first (DescribeTable, once per table)."""
+        return self._key_names(table)
+
     def _key_names(self, table: str) -> tuple[str, ...]:
         """The table's key attributes, HASH first (DescribeTable, once per table)."""
         if table not in self._keys:

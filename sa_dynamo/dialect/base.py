@@ -21,11 +21,12 @@ from sqlalchemy.sql import compiler
 from sqlalchemy.sql import schema as sa_schema
 
 from .. import dbapi as dynamo_dbapi
+from .. import sqltext
 from ..dbapi import admin
 from ..dbapi.cursor import Discriminator
 from ..exc import ScanNotAllowed, ScanWarning
-from ..plan import Plan, scan_message
-from .compiler import DynamoDBCompiler, DynamoDBIdentifierPreparer, not_in_as_chain
+from ..plan import Plan, plan_of_text, scan_message
+from .compiler import DMLTemplate, DynamoDBCompiler, DynamoDBIdentifierPreparer, not_in_as_chain
 from .ddl import DynamoDBDDLCompiler
 from .types import colspecs
 
@@ -91,11 +92,17 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
     def pre_exec(self) -> None:
         compiled = self.compiled
         if compiled is None:
+            # exec_driver_sql: PartiQL sent as written, still planned and guarded.
+            self._guard(plan_of_text(self.statement, self._key_names))
             return
         if self.isddl:
             self._pre_exec_ddl(compiled)
             return
-        self._apply_template(compiled)
+        if self.is_text:
+            self._configure_cursor(compiled)
+            self._translate_text()
+            return
+        self._apply_template(compiled.dynamodb_template)
         if compiled.dynamodb_not_in_chain:
             self.statement = not_in_as_chain(self.statement)
         self._check_key_values(compiled)
@@ -103,6 +110,31 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         plan = compiled.dynamodb_plan
         if plan is not None:
             self._guard(plan.finished(self.statement, self._rendered_at_execution))
+
+    def _key_names(self, table: str) -> tuple[str, ...]:
+        return self.cursor.connection.key_names(table)
+
+    def _translate_text(self) -> None:
+        """text(): the SQL is rewritten to PartiQL by the same rules as compiled statements;
+        what echo and the events show is the rewritten statement."""
+
+        def keys(table: str) -> sqltext.KeyNames | None:
+            try:
+                names = self._key_names(table)
+            except dynamo_dbapi.Error:
+                return None  # the statement itself will report the unknown table
+            return sqltext.KeyNames(names[0], names[1] if len(names) > 1 else None)
+
+        translation = sqltext.translate(self.statement, keys)
+        rows = self.parameters
+        self.statement = translation.text
+        self.parameters = [[row[i] for i in translation.order] for row in rows]
+        self._apply_template(DMLTemplate.of(self.statement))
+        if translation.limit_param is not None:
+            self.cursor.max_rows = int(rows[0][translation.limit_param])
+        elif translation.limit is not None:
+            self.cursor.max_rows = translation.limit
+        self._guard(plan_of_text(self.statement, self._key_names))
 
     def _check_key_values(self, compiled: Any) -> None:
         """Decide on the client what DynamoDB would reject: an empty string compared with a key
@@ -148,8 +180,8 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             log.warning(scan_message(plan))
             warnings.warn(scan_message(plan), ScanWarning, stacklevel=2)
 
-    def _apply_template(self, compiled: Any) -> None:
-        template = compiled.dynamodb_template
+    def _apply_template(self, template: DMLTemplate | None) -> None:
+        """None means attribute absent: leave it out of an INSERT, REMOVE it in an UPDATE."""
         if template is not None:
             groups: dict[frozenset[int], list] = defaultdict(list)
             for params in self.parameters:

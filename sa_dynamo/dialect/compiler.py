@@ -224,6 +224,18 @@ class _Entry(NamedTuple):
     value: str  # the value's placeholder
 
 
+_QUOTED_NAME = r'"(?:[^"]|"")*"'
+_INSERT_FORM = re.compile(
+    rf"^(?P<head>(?:INSERT|PUT) INTO {_QUOTED_NAME} VALUE) \{{(?P<body>.*)\}}$", re.DOTALL
+)
+_ENTRIES = re.compile(r"('(?:[^']|'')*'): \?")
+_UPDATE_FORM = re.compile(
+    rf"^(?P<head>UPDATE {_QUOTED_NAME}) SET (?P<sets>.*?)(?P<removes>(?: REMOVE {_QUOTED_NAME})*)(?P<tail> WHERE .*)$",
+    re.DOTALL,
+)
+_SETS = re.compile(rf"({_QUOTED_NAME}) = \?")
+
+
 class DMLTemplate(NamedTuple):
     """How to re-render an INSERT/UPDATE when some values are None (attribute absent).
 
@@ -245,6 +257,22 @@ class DMLTemplate(NamedTuple):
         sets = [f"{e.attribute} = {e.value}" for i, e in enumerate(self.entries) if i not in absent]
         removes = [f" REMOVE {e.attribute}" for i, e in enumerate(self.entries) if i in absent]
         return self.head + (" SET " + ", ".join(sets) if sets else "") + "".join(removes) + self.tail
+
+    @classmethod
+    def of(cls, partiql: str) -> DMLTemplate | None:
+        """The template of an INSERT/UPDATE in the canonical form (as sqltext writes it too)."""
+        if (match := _INSERT_FORM.match(partiql)) is not None:
+            entries = _ENTRIES.findall(match.group("body"))
+            if ", ".join(f"{a}: ?" for a in entries) != match.group("body"):
+                return None
+            return cls("INSERT", match.group("head"), tuple(_Entry(a, "?") for a in entries), "")
+        if (match := _UPDATE_FORM.match(partiql)) is not None:
+            entries = _SETS.findall(match.group("sets"))
+            if ", ".join(f"{a} = ?" for a in entries) != match.group("sets"):
+                return None
+            tail = match.group("removes") + match.group("tail")
+            return cls("UPDATE", match.group("head"), tuple(_Entry(a, "?") for a in entries), tail)
+        return None
 
     def finalized(self, final_text: str) -> DMLTemplate:
         """The same template over the final statement text, whose placeholders are all ``?``."""
@@ -822,7 +850,8 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         if getattr(compile_state, "_extra_froms", None):
             self._refuse("a multi-table UPDATE/DELETE", "update or delete each item by its key")
         table = self._single_table(stmt.table, flag[2:].upper())
-        self.dynamodb_key_names = (table.name, tuple(c.name for c in key_schema(table).columns))
+        if table.primary_key.columns:  # pandas' to_sql, for one, inserts through a keyless Table
+            self.dynamodb_key_names = (table.name, tuple(c.name for c in key_schema(table).columns))
         self.stack.append({"correlate_froms": {table}, "asfrom_froms": {table}, "selectable": stmt})
         return stmt, compile_state, table
 
