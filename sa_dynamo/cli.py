@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import Engine, create_engine, text
 from sqlalchemy import exc as sa_exc
 
 from . import check, local
+from .plan import explain
 
 
 def _local_install(args: argparse.Namespace) -> int:
@@ -142,11 +143,38 @@ def _add_check(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=_check)
 
 
+def _explain(args: argparse.Namespace) -> int:
+    try:
+        engine = _engine(args.url)
+        try:
+            plan = explain(engine, text(args.sql))
+        finally:
+            engine.dispose()
+    except (_UsageError, sa_exc.SQLAlchemyError) as exc:
+        print(f"sa-dynamo: {exc}", file=sys.stderr)
+        return 2
+    print(plan)
+    return 0
+
+
+def _add_explain(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "explain",
+        help="show the PartiQL and the access path of a SQL statement, without running it",
+        description="Rewrite SQL text (or PartiQL) as sa_dynamo would and print its plan: "
+        "GetItem, Query or Scan, table, index, key condition, filter and the PartiQL.",
+    )
+    parser.add_argument("url", help="the database, e.g. dynamodb:// or dynamodb://HOST:PORT")
+    parser.add_argument("sql", help="the statement, e.g. \"SELECT * FROM app WHERE pk = 'A'\"")
+    parser.set_defaults(run=_explain)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sa-dynamo", description="Tools for the sa_dynamo dialect.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_local(commands)
     _add_check(commands)
+    _add_explain(commands)
     return parser
 
 

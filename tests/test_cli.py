@@ -105,3 +105,28 @@ def test_a_subcommand_is_required(capsys: pytest.CaptureFixture[str]) -> None:
         cli.main(["local"])
     assert exited.value.code == 2
     assert "ACTION" in capsys.readouterr().err
+
+
+def test_explain_prints_the_plan_of_sql_text(endpoint_url, capsys, engine, table_name):
+    from sqlalchemy import Column, MetaData, String, Table
+
+    metadata = MetaData()
+    Table(
+        table_name, metadata, Column("pk", String, primary_key=True), Column("sk", String, primary_key=True)
+    )
+    metadata.create_all(engine)
+    try:
+        url = f"dynamodb://{endpoint_url.removeprefix('http://')}"
+        assert (
+            cli.main(["explain", url, f"SELECT sk FROM {table_name} WHERE pk = 'A' AND sk LIKE 'O#%'"]) == 0
+        )
+        out = capsys.readouterr().out
+        assert "operation:     Query" in out
+        assert (
+            f'PartiQL:       SELECT "sk" FROM "{table_name}" WHERE "pk" = \'A\' AND begins_with("sk", \'O#\')'
+            in out
+        )
+        assert cli.main(["explain", url, f"SELECT sk FROM {table_name} GROUP BY sk"]) == 2
+        assert "cannot express" in capsys.readouterr().err
+    finally:
+        metadata.drop_all(engine)
