@@ -93,9 +93,15 @@ def explain(bind: Any, statement: Any) -> Plan:
     The statement goes through the same path as a real execution (ORM events included), so
     the plan shows exactly what would be sent.
     """
+    from sqlalchemy.orm import Session
+
     holder: dict[str, Plan] = {}
     statement = statement.execution_options(dynamodb_explain=holder)
-    if hasattr(bind, "connect"):
+    orm = getattr(statement, "_propagate_attrs", {}).get("compile_state_plugin") == "orm"
+    if orm and hasattr(bind, "connect"):
+        with Session(bind) as session:  # an ORM statement gets the ORM's rewriting, as in use
+            session.execute(statement)
+    elif hasattr(bind, "connect"):
         with bind.connect() as connection:
             connection.execute(statement)
     else:
