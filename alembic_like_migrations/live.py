@@ -1,0 +1,65 @@
+"""What a live DynamoDB table looks like: key schema, attribute types, indexes, TTL.
+
+DescribeTable comes through the dialect's admin helpers; DescribeTimeToLive, which the dialect
+does not reflect, through the connection's boto3 client.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Column, Connection, LargeBinary, MetaData, Numeric, String, Table
+
+from sa_dynamo.dbapi import admin
+from sa_dynamo.dbapi.errors import translate
+
+KEY_TYPES = {"S": String, "N": Numeric, "B": LargeBinary}
+
+
+def client(connection: Connection) -> Any:
+    """The boto3 client under a SQLAlchemy connection, for calls the dialect does not make."""
+    return connection.connection.dbapi_connection.client
+
+
+def describe(connection: Connection, table: str) -> dict[str, Any] | None:
+    """DescribeTable's Table, or None when there is no such table."""
+    return admin.describe_table(connection.connection.dbapi_connection, table)
+
+
+def attribute_types(described: dict[str, Any]) -> dict[str, str]:
+    """Each key attribute (of the table or an index) and its type: S, N or B. Like the other
+    helpers here, it accepts ``{}`` for a table not known (offline, or not created yet)."""
+    return {a["AttributeName"]: a["AttributeType"] for a in described.get("AttributeDefinitions", [])}
+
+
+def key_names(described: dict[str, Any]) -> list[str]:
+    """The table's key attributes, HASH first."""
+    keys = sorted(described.get("KeySchema", []), key=lambda k: k["KeyType"] != "HASH")
+    return [k["AttributeName"] for k in keys]
+
+
+def index(described: dict[str, Any], name: str) -> tuple[bool, dict[str, Any]] | None:
+    """(is_local, description) of the table's index ``name``, or None."""
+    for local, key in ((False, "GlobalSecondaryIndexes"), (True, "LocalSecondaryIndexes")):
+        for entry in described.get(key, []):
+            if entry["IndexName"] == name:
+                return local, entry
+    return None
+
+
+def key_table(described: dict[str, Any]) -> Table:
+    """A Table holding just the key columns of a described table, typed, HASH first."""
+    types = attribute_types(described)
+    columns = [Column(name, KEY_TYPES[types[name]](), primary_key=True) for name in key_names(described)]
+    return Table(described["TableName"], MetaData(), *columns)
+
+
+def ttl_attribute(connection: Connection, table: str) -> str | None:
+    """The attribute Time to Live reads on ``table``, or None when TTL is off (or turning off)."""
+    try:
+        answer = client(connection).describe_time_to_live(TableName=table)["TimeToLiveDescription"]
+    except Exception as exc:
+        raise translate(exc) from exc
+    if answer["TimeToLiveStatus"] in ("ENABLED", "ENABLING"):
+        return answer.get("AttributeName")
+    return None
