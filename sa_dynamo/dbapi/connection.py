@@ -48,7 +48,8 @@ class Connection:
     def commit(self) -> None:
         if self.closed:
             raise InterfaceError("connection is closed")
-        pending = [p.render() if isinstance(p, writes.Write) else p for p in self._pending]
+        actions = self._pending
+        pending = [p.render() if isinstance(p, writes.Write) else p for p in actions]
         self._discard()
         if len(pending) > MAX_TRANSACTION_ACTIONS and not self.chunked_commit:
             raise ProgrammingError(
@@ -58,9 +59,10 @@ class Connection:
                 "AUTOCOMMIT for bulk writes"
             )
         for start in range(0, len(pending), MAX_TRANSACTION_ACTIONS):
-            self._commit_atomically(pending[start : start + MAX_TRANSACTION_ACTIONS])
+            end = start + MAX_TRANSACTION_ACTIONS
+            self._commit_atomically(pending[start:end], actions[start:end])
 
-    def _commit_atomically(self, statements: list[dict[str, Any]]) -> None:
+    def _commit_atomically(self, statements: list[dict[str, Any]], actions: list[Any]) -> None:
         # One token per attempt at this commit: botocore's retries resend it, so a commit whose
         # answer was lost is applied once.
         token = uuid.uuid4().hex
@@ -68,6 +70,15 @@ class Connection:
             self._call("execute_transaction", {"TransactStatements": statements, "ClientRequestToken": token})
         except Error as error:
             error.statements = statements  # CancellationReasons are indexed like these
+            failed = [
+                f"{action.kind} of {action.key_text()} in {action.table!r}"
+                for action, reason in zip(
+                    actions, error.response.get("CancellationReasons") or [], strict=False
+                )
+                if isinstance(action, writes.Write) and reason.get("Code") not in (None, "None")
+            ]
+            if failed:
+                error.args = (f"{error.args[0]} (failed: {'; '.join(failed)})",)
             raise
         log.debug("ExecuteTransaction committed %d statements (token %s)", len(statements), token)
 

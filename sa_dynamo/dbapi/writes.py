@@ -129,8 +129,12 @@ def parse(operation: str, parameters: list[dict], key_names: Any) -> Write | Non
         table = _name(match.group("table"))
         values = dict(zip(names, parameters, strict=True))
         keys = key_names(table)
-        if not all(k in values for k in keys):
-            return None
+        missing = [k for k in keys if k not in values]
+        if missing:
+            raise DataError(
+                f"the item for table {table!r} has no {', '.join(map(repr, missing))}: every item needs "
+                "its key attributes (a None key value leaves the attribute out)"
+            )
         return Write(match.group("verb"), table, tuple((k, values[k]) for k in keys), values)
     if (match := _UPDATE.match(text)) is not None:
         sets = _joined(_SET, match.group("sets") or "", ", ")

@@ -77,7 +77,7 @@ SERVER_ERRORS = [
         "The AttributeValue for a key attribute cannot contain an empty string value. Key: pk",
     ),
     (
-        "INSERT INTO {t} VALUE {{'pk': ?}}",
+        "insert into {t} value {{'pk': ?}}",
         ["b"],
         dbapi.DataError,
         "ValidationException",

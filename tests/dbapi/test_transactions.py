@@ -201,3 +201,23 @@ def test_insert_then_update_of_one_item_in_one_commit(
     tx.execute(f'UPDATE {table.ref} SET "v" = ? WHERE "pk" = ? AND "sk" = ?', [2, "a", "1"])
     tx_conn.commit()
     assert table.item(tx, "a", "1") == {"pk": "a", "sk": "1", "v": 2}
+
+
+def test_a_missing_key_attribute_is_refused_before_sending(
+    tx_conn: dbapi.Connection, tx: dbapi.Cursor, table: Table
+) -> None:
+    with pytest.raises(dbapi.DataError, match="has no 'sk': every item needs its key attributes"):
+        tx.execute(f"INSERT INTO {table.ref} VALUE {{'pk': ?}}", ["a"])
+    assert tx_conn.pending == 0
+
+
+def test_a_failed_commit_names_the_keys_that_failed(
+    tx_conn: dbapi.Connection, tx: dbapi.Cursor, table: Table
+) -> None:
+    table.insert(tx, {"pk": "a", "sk": "1"})
+    tx_conn.commit()
+    table.insert(tx, {"pk": "a", "sk": "2"})
+    table.insert(tx, {"pk": "a", "sk": "1"})
+    with pytest.raises(dbapi.IntegrityError, match=r"failed: INSERT of \{'pk': 'a', 'sk': '1'\}"):
+        tx_conn.commit()
+    assert table.keys(tx) == [("a", "1")]
