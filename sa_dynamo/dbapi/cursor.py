@@ -14,8 +14,10 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import statement as stmt
+from . import writes
 from .errors import (
     CONDITION_FAILED,
+    DUPLICATE_CODES,
     DataError,
     Error,
     InterfaceError,
@@ -177,13 +179,7 @@ class Cursor:
             pending: dict[str, list] = {}
             for table, put in puts[start : start + BATCH_SIZE]:
                 pending.setdefault(table, []).append(put)
-            for attempt in range(_BATCH_ATTEMPTS):
-                if attempt:
-                    time.sleep(min(0.05 * 2**attempt, 2.0))
-                response = self.connection._call("batch_write_item", {"RequestItems": pending})
-                pending = response.get("UnprocessedItems") or {}
-                if not pending:
-                    break
+            _, pending = self._until_processed("batch_write_item", pending, "UnprocessedItems")
             if pending:
                 raise OperationalError(
                     f"{sum(map(len, pending.values()))} items stayed unprocessed after {_BATCH_ATTEMPTS} "
@@ -429,31 +425,121 @@ class Cursor:
         self, kind: str, bodies: list[dict[str, Any]], offset: int
     ) -> tuple[list[int], list[tuple[int, str, str]]]:
         """Send one chunk, retrying throttled statements; the rowcounts of the statements that
-        succeeded and (row, code, message) for each that failed."""
+        succeeded and (row, code, message) for each that failed. An INSERT that reports a
+        duplicate key after a resend succeeded if its item is stored as sent (_stored_as_sent)."""
         pending = list(range(len(bodies)))
         counts: list[int] = []
         failures: list[tuple[int, str, str]] = []
         for attempt in range(_BATCH_ATTEMPTS):
             if attempt:
-                time.sleep(min(0.05 * 2**attempt, 2.0))
+                _pause(attempt)
             response = self.connection._call(
                 "batch_execute_statement", {"Statements": [bodies[i] for i in pending]}
             )
+            # botocore resends a request whose answer was lost (a reset, a 500) and so do we below
+            # for statements that failed with an internal error: an unseen attempt may have
+            # applied a statement that now reports a duplicate.
+            resent = attempt > 0 or response.get("ResponseMetadata", {}).get("RetryAttempts", 0) > 0
             throttled = []
+            duplicates: dict[int, str] = {}
             for index, answer in zip(pending, response.get("Responses", []), strict=True):
-                error = answer.get("Error")
-                if error is None:
+                if "Error" not in answer:
                     counts.append(_batch_rowcount(kind, bodies[index]["Statement"], answer))
-                elif error.get("Code") == "ConditionalCheckFailed" and kind in ("UPDATE", "DELETE"):
+                    continue
+                code, message = answer["Error"].get("Code", ""), answer["Error"].get("Message", "")
+                if code == "ConditionalCheckFailed" and kind in ("UPDATE", "DELETE"):
                     counts.append(0)  # SQL: the WHERE matched no row
-                elif error.get("Code") in _RETRYABLE_BATCH_CODES and attempt + 1 < _BATCH_ATTEMPTS:
+                elif code in _RETRYABLE_BATCH_CODES and attempt + 1 < _BATCH_ATTEMPTS:
                     throttled.append(index)
+                elif code in DUPLICATE_CODES and kind == "INSERT" and resent:
+                    duplicates[index] = message
                 else:
-                    failures.append((offset + index, error.get("Code", ""), error.get("Message", "")))
+                    failures.append((offset + index, code, message))
+            if duplicates:
+                written = self._stored_as_sent(bodies, list(duplicates))
+                counts += [1] * len(written)
+                failures += [
+                    (
+                        offset + index,
+                        "DuplicateItem",
+                        f"{message} (the request was resent after its answer "
+                        "was lost, and the stored item differs from this row)",
+                    )
+                    for index, message in duplicates.items()
+                    if index not in written
+                ]
             pending = throttled
             if not pending:
                 break
         return counts, failures
+
+    def _stored_as_sent(self, bodies: list[dict[str, Any]], indexes: list[int]) -> set[int]:
+        """Those of the INSERTs at ``indexes`` whose item is stored exactly as they write it.
+
+        They reported a duplicate key on a resent request. BatchExecuteStatement takes no
+        idempotency token, so only the stored item can tell whether an earlier attempt wrote it:
+        if it holds exactly this row's attributes, the INSERT counts as done (an identical item
+        written by someone else in that window cannot be told apart, and leaves the same table).
+        Anything else stays a duplicate-key error."""
+        inserts = {
+            i: writes.parse(
+                bodies[i]["Statement"], bodies[i].get("Parameters", []), self.connection._key_names
+            )
+            for i in indexes
+        }
+        keys: dict[str, list[dict[str, Any]]] = {}
+        for write in filter(None, inserts.values()):
+            keys.setdefault(write.table, []).append(dict(write.key))
+        if not keys:
+            return set()
+        requests = {table: {"Keys": table_keys, "ConsistentRead": True} for table, table_keys in keys.items()}
+        responses, _ = self._until_processed("batch_get_item", requests, "UnprocessedKeys")
+        stored = [
+            (table, _plain(item))
+            for response in responses
+            for table, items in response.get("Responses", {}).items()
+            for item in items
+        ]
+        written = {
+            i
+            for i, write in inserts.items()
+            if write is not None and (write.table, _plain(write.values)) in stored
+        }
+        if written:
+            log.info(
+                "%d of %d INSERTs that reported a duplicate key after a resend found their item stored "
+                "as sent: an earlier attempt wrote them, counted as written",
+                len(written),
+                len(indexes),
+            )
+        return written
+
+    def _until_processed(
+        self, method: str, requests: dict[str, Any], leftover: str
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """Call BatchWriteItem or BatchGetItem and resend, with backoff, what DynamoDB returns
+        under ``leftover`` (left unprocessed for lack of capacity); the responses and whatever
+        was still unprocessed after the last attempt."""
+        responses = []
+        for attempt in range(_BATCH_ATTEMPTS):
+            if attempt:
+                _pause(attempt)
+            response = self.connection._call(method, {"RequestItems": requests})
+            responses.append(response)
+            requests = response.get(leftover) or {}
+            if not requests:
+                break
+        return responses, requests
+
+
+def _pause(attempt: int) -> None:
+    """Back off before resending what DynamoDB throttled or left unprocessed."""
+    time.sleep(min(0.05 * 2**attempt, 2.0))
+
+
+def _plain(item: dict[str, Any]) -> dict[str, Any]:
+    """An item as Python values, so that equal items compare equal (1.0 = 1, sets unordered)."""
+    return {name: deserialize(value) for name, value in item.items()}
 
 
 def _keys_of(items: list[dict[str, Any]]) -> list[str]:
