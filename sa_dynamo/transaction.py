@@ -20,7 +20,8 @@ from sqlalchemy.orm.exc import StaleDataError
 
 T = TypeVar("T")
 
-_CONFLICT_CODES = ("TransactionConflict", "TransactionConflictException", "TransactionInProgressException")
+# Not TransactionInProgressException: that commit may still land, and a rerun would write twice.
+_CONFLICT_CODES = ("TransactionConflict", "TransactionConflictException")
 
 
 def is_retryable(error: BaseException) -> bool:

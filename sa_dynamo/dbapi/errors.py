@@ -71,6 +71,9 @@ class NotSupportedError(DatabaseError):
 DUPLICATE_CODES = frozenset({"DuplicateItem", "DuplicateItemException"})
 CONDITION_FAILED = "ConditionalCheckFailedException"
 
+THROTTLING_CODES = frozenset(
+    {"ThrottlingException", "ProvisionedThroughputExceededException", "RequestLimitExceeded"}
+)
 _OPERATIONAL_CODES = frozenset(
     {
         "ProvisionedThroughputExceededException",
@@ -190,6 +193,11 @@ def translate(exc: Exception) -> Error:
         message = response.get("Error", {}).get("Message", "") or str(exc)
         cls = error_class(code, message, response)
         text = f"{code}: {message}" if code else message
+        if code in THROTTLING_CODES:
+            text += (
+                ". DynamoDB throttled the request and the client's retries ran out: retry later, allow "
+                "more attempts (?retry_mode=standard&max_attempts=N in the URL), or raise the table's capacity"
+            )
         return cls(text + _cancellation_detail(response), code=code, response=response)
     if isinstance(exc, ParamValidationError):
         return ProgrammingError(str(exc))

@@ -56,8 +56,8 @@ def _with_client_config(query: dict[str, Any]) -> dict[str, Any]:
     retries = {}
     if "retry_mode" in query:
         retries["mode"] = query.pop("retry_mode")
-    if "max_attempts" in query:
-        retries["max_attempts"] = int(query.pop("max_attempts"))
+    if "max_attempts" in query:  # attempts in all, the first included (botocore's total_max_attempts)
+        retries["total_max_attempts"] = int(query.pop("max_attempts"))
     if retries:
         config["retries"] = retries
     for name in ("connect_timeout", "read_timeout"):

@@ -23,7 +23,10 @@ from sa_dynamo.dialect.base import DynamoDBLocalDialect
             "dynamodb://localhost:9?retry_mode=standard&max_attempts=7&read_timeout=2.5",
             {
                 "endpoint_url": "http://localhost:9",
-                "client_config": {"retries": {"mode": "standard", "max_attempts": 7}, "read_timeout": 2.5},
+                "client_config": {
+                    "retries": {"mode": "standard", "total_max_attempts": 7},
+                    "read_timeout": 2.5,
+                },
             },
         ),
     ],
