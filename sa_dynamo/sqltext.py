@@ -21,6 +21,8 @@ from sqlglot import exp, parser, tokens
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
+from .partiql import FUNCTIONS, MAX_IN_OPERANDS
+
 
 class KeyNames(NamedTuple):
     """What the translator needs to know about a table: its key attribute names."""
@@ -48,21 +50,11 @@ def _refuse(what: str, instead: str) -> NoReturn:
     raise TranslationError(f"DynamoDB PartiQL cannot express {what}: {instead}")
 
 
-# DynamoDB's condition functions and their arity; nothing else runs server-side.
-_FUNCTIONS = {
-    "attribute_exists": 1,
-    "attribute_not_exists": 1,
-    "attribute_type": 2,
-    "begins_with": 2,
-    "contains": 2,
-    "size": 1,
-}
-_FUNCTION_ADVICE = f"DynamoDB offers {', '.join(sorted(_FUNCTIONS))}; compute anything else in Python"
+_FUNCTION_ADVICE = f"DynamoDB offers {', '.join(sorted(FUNCTIONS))}; compute anything else in Python"
 _CONDITION_ADVICE = (
     "use comparisons, IN, BETWEEN, IS NULL, LIKE 'prefix%' or DynamoDB's functions; filter further in Python"
 )
 _SUBQUERY_ADVICE = "run the inner query on its own and pass its results as parameters"
-_MAX_IN_OPERANDS = 100
 
 _COMPARISONS = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
 _MIRRORED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
@@ -103,7 +95,7 @@ class _Parser(parser.Parser):
     (parameters are positional, and sqlglot's tree does not keep source order)."""
 
     # DynamoDB's functions stay anonymous calls under their own names.
-    FUNCTIONS = {name: f for name, f in parser.Parser.FUNCTIONS.items() if name.lower() not in _FUNCTIONS}
+    FUNCTIONS = {name: f for name, f in parser.Parser.FUNCTIONS.items() if name.lower() not in FUNCTIONS}
     PLACEHOLDER_PARSERS = {
         **parser.Parser.PLACEHOLDER_PARSERS,
         TokenType.PLACEHOLDER: lambda self: self._positional_placeholder(),
@@ -528,7 +520,7 @@ class _Translator:
             _refuse(
                 "ILIKE", "DynamoDB compares case-sensitively; compare a lower-cased copy of the attribute"
             )
-        if isinstance(node, exp.Anonymous) and node.name.lower() in _FUNCTIONS:
+        if isinstance(node, exp.Anonymous) and node.name.lower() in FUNCTIONS:
             return self._function(node, negated)
         if _is_path(node):
             # A bare boolean attribute: compared with true, so that NOT can carry SQL's meaning.
@@ -578,10 +570,10 @@ class _Translator:
         values = node.expressions
         if not values:
             _refuse("IN with an empty list", "skip the query when the list is empty (it matches no row)")
-        if len(values) > _MAX_IN_OPERANDS:
+        if len(values) > MAX_IN_OPERANDS:
             _refuse(
                 f"IN with {len(values)} values",
-                f"DynamoDB takes at most {_MAX_IN_OPERANDS}; split the list into several queries",
+                f"DynamoDB takes at most {MAX_IN_OPERANDS}; split the list into several queries",
             )
         operand, attribute, subject = self._operand(node.this)
         listed = [self._value(v) for v in values]
@@ -650,8 +642,8 @@ class _Translator:
     def _function(self, node: exp.Anonymous, negated: bool) -> _Test:
         name = node.name.lower()
         arguments = node.expressions
-        if len(arguments) != _FUNCTIONS[name]:
-            _refuse(f"{name}() with {len(arguments)} arguments", f"{name} takes {_FUNCTIONS[name]}")
+        if len(arguments) != FUNCTIONS[name]:
+            _refuse(f"{name}() with {len(arguments)} arguments", f"{name} takes {FUNCTIONS[name]}")
         if name == "size":
             _refuse("size() as a condition", "compare it with a value: size(x) > ?")
         value = self._value(arguments[1]) if len(arguments) == 2 else None

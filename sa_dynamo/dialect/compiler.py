@@ -20,6 +20,7 @@ from sqlalchemy.sql.schema import Index, Table
 from sqlalchemy.sql.selectable import Alias, Join, Subquery
 
 from ..dml import Upsert
+from ..partiql import FUNCTIONS, MAX_IN_OPERANDS, MAX_OPERATORS
 from ..plan import Plan
 from .keys import KeySchema, index_key_schema, key_schema, projects
 
@@ -62,18 +63,7 @@ def _refuse(what: str, instead: str) -> NoReturn:
 
 
 _COUNT_ROWS = "\x00count\x00"
-MAX_IN_OPERANDS = 100
-MAX_OPERATORS = 300
-# DynamoDB's condition functions and their arity; nothing else runs server-side.
-_FUNCTIONS = {
-    "attribute_exists": 1,
-    "attribute_not_exists": 1,
-    "attribute_type": 2,
-    "begins_with": 2,
-    "contains": 2,
-    "size": 1,
-}
-_NEGATED_FUNCTIONS = {"attribute_exists": "attribute_not_exists", "attribute_not_exists": "attribute_exists"}
+_NEGATEDFUNCTIONS = {"attribute_exists": "attribute_not_exists", "attribute_not_exists": "attribute_exists"}
 
 
 _QUOTED = re.compile(r'"(?:[^"]|"")*"|\'(?:[^\']|\'\')*\'')
@@ -176,8 +166,8 @@ def _negated(clause: Any) -> Any:
         ):
             return _equals(clause.left, false())
         return clause._negate()
-    if isinstance(clause, functions.FunctionElement) and clause.name.lower() in _NEGATED_FUNCTIONS:
-        return getattr(func, _NEGATED_FUNCTIONS[clause.name.lower()])(*clause.clauses)
+    if isinstance(clause, functions.FunctionElement) and clause.name.lower() in _NEGATEDFUNCTIONS:
+        return getattr(func, _NEGATEDFUNCTIONS[clause.name.lower()])(*clause.clauses)
     if isinstance(clause, (elements.True_, elements.False_)):
         return clause._negate()
     _refuse(f"NOT of {type(clause).__name__}", "write the opposite condition directly")
@@ -776,11 +766,11 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         name = func.name.lower()
         if name == "count":
             return self._count(func, **kw)
-        arity = _FUNCTIONS.get(name)
+        arity = FUNCTIONS.get(name)
         if arity is None:
             self._refuse(
                 f"the SQL function {func.name}()",
-                f"DynamoDB offers {', '.join(sorted(_FUNCTIONS))}; compute anything else in Python",
+                f"DynamoDB offers {', '.join(sorted(FUNCTIONS))}; compute anything else in Python",
             )
         arguments = list(func.clauses)
         if len(arguments) != arity:
