@@ -155,12 +155,9 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             self.dynamodb_no_rows = self.dynamodb_no_rows or low > high
 
     def _rendered_at_execution(self, name: str) -> str:
-        """How a parameter rendered at execution time appears in the statement sent."""
-        if name in self._expanded_parameters:
-            return ", ".join("?" * len(self._expanded_parameters[name]))
-        bind = next(b for b, bind_name in self.compiled.bind_names.items() if bind_name == name)
-        value = self.compiled.construct_params(extracted_parameters=self.extracted_parameters)[name]
-        return self.compiled.render_literal_value(value, bind.type)
+        """How a parameter rendered at execution time appears in the plan: an expanded list as
+        its placeholders, a literal (a JSON path step) as ``?`` (the PartiQL shows its value)."""
+        return ", ".join("?" * len(self._expanded_parameters.get(name, [name])))
 
     def _guard(self, plan: Plan) -> None:
         """Log the plan; hold back a scan the policy forbids; hand the plan to explain()."""
