@@ -486,7 +486,8 @@ class _Translator:
             return " WHERE " + _render(rest[0])
         if not rest:
             return " WHERE " + " AND ".join(key_parts)
-        group = " AND ".join(_render(t, "AND") for t in rest)
+        # A lone term is not parenthesised inside the group (as the compiler renders it).
+        group = _render(rest[0]) if len(rest) == 1 else " AND ".join(_render(t, "AND") for t in rest)
         if not key_parts and not full_key:
             # A scan's AND chain: DynamoDB Local drops tests of key attributes from some flat
             # chains, even parenthesised; NOT (NOT (...)) was never wrong (partiql-reference §15).

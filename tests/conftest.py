@@ -8,10 +8,17 @@ from collections.abc import Iterator
 
 import boto3
 import pytest
+from hypothesis import settings
 from sqlalchemy import create_engine, event
 
 from sa_dynamo import local
 from sa_dynamo.dbapi import LOCAL_CREDENTIALS
+
+# CI replays the same examples every run (a landing must not depend on luck); elsewhere
+# hypothesis keeps exploring new ones.
+settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @pytest.fixture(scope="session")

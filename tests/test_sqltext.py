@@ -107,7 +107,7 @@ TRANSLATED = [
     ),
     case(
         "SELECT * FROM items WHERE pk = ? AND (a = 1 OR b = 2)",
-        ALL + ' WHERE "pk" = ? AND (("a" = 1 OR "b" = 2))',
+        ALL + ' WHERE "pk" = ? AND ("a" = 1 OR "b" = 2)',
         (0,),
     ),
     case("SELECT * FROM items WHERE pk = ? OR pk = ?", ALL + ' WHERE "pk" = ? OR "pk" = ?', (0, 1)),
