@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import boto3
 import pytest
 from hypothesis import settings
-from sqlalchemy import create_engine, event
+from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine, event
 
 from sa_dynamo import local
 from sa_dynamo.dbapi import LOCAL_CREDENTIALS
@@ -67,3 +67,20 @@ def sent(engine) -> Iterator[list[str]]:
     event.listen(engine, "before_cursor_execute", record)
     yield statements
     event.remove(engine, "before_cursor_execute", record)
+
+
+@pytest.fixture
+def items(engine, table_name: str) -> Iterator[Table]:
+    """A fresh table: pk and sk (the key), n and name; dropped afterwards."""
+    metadata = MetaData()
+    table = Table(
+        table_name,
+        metadata,
+        Column("pk", String, primary_key=True),
+        Column("sk", String, primary_key=True),
+        Column("n", Integer),
+        Column("name", String),
+    )
+    metadata.create_all(engine)
+    yield table
+    metadata.drop_all(engine)

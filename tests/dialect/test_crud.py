@@ -5,24 +5,8 @@ from __future__ import annotations
 import logging
 
 import pytest
-from sqlalchemy import Column, Integer, MetaData, String, Table, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
-
-
-@pytest.fixture
-def items(engine, table_name):
-    metadata = MetaData()
-    table = Table(
-        table_name,
-        metadata,
-        Column("pk", String, primary_key=True),
-        Column("sk", String, primary_key=True),
-        Column("n", Integer),
-        Column("name", String),
-    )
-    metadata.create_all(engine)
-    yield table
-    metadata.drop_all(engine)
 
 
 def rows(n: int, partition: str = "A") -> list[dict]:

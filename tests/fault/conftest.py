@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from urllib.parse import urlencode
 
 import pytest
-from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine
+from sqlalchemy import create_engine
 from sqlalchemy.engine import Engine
 from support.faultproxy import FaultProxy
 
@@ -44,20 +44,3 @@ def through() -> Iterator[Callable[..., Engine]]:
     yield make
     for engine in engines:
         engine.dispose()
-
-
-@pytest.fixture
-def items(engine: Engine, table_name: str) -> Iterator[Table]:
-    """A fresh table (pk, sk, n, note), created and dropped directly on DynamoDB Local."""
-    metadata = MetaData()
-    table = Table(
-        table_name,
-        metadata,
-        Column("pk", String, primary_key=True),
-        Column("sk", String, primary_key=True),
-        Column("n", Integer),
-        Column("note", String),
-    )
-    metadata.create_all(engine)
-    yield table
-    metadata.drop_all(engine)

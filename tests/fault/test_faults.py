@@ -23,19 +23,19 @@ AUTOCOMMIT = {"isolation_level": "AUTOCOMMIT"}
 
 def rows(count: int, partitions: int = 1, start: int = 0) -> list[dict]:
     return [
-        {"pk": f"p{i % partitions:03}", "sk": f"{i:05}", "n": i, "note": f"row {i}"}
+        {"pk": f"p{i % partitions:03}", "sk": f"{i:05}", "n": i, "name": f"row {i}"}
         for i in range(start, start + count)
     ]
 
 
 def stored(engine: Engine, items: Table) -> list[tuple]:
-    """Every item of the table as (pk, sk, n, note), sorted, read directly from DynamoDB Local."""
+    """Every item of the table as (pk, sk, n, name), sorted, read directly from DynamoDB Local."""
     with engine.connect().execution_options(dynamodb_scan="allow") as conn:
-        return sorted(conn.execute(select(items.c.pk, items.c.sk, items.c.n, items.c.note)).all())
+        return sorted(conn.execute(select(items.c.pk, items.c.sk, items.c.n, items.c.name)).all())
 
 
 def as_tuples(written: list[dict]) -> list[tuple]:
-    return sorted((r["pk"], r["sk"], r["n"], r["note"]) for r in written)
+    return sorted((r["pk"], r["sk"], r["n"], r["name"]) for r in written)
 
 
 # -- bulk writes in AUTOCOMMIT -----------------------------------------------------------------
@@ -87,7 +87,7 @@ def test_a_batch_applied_but_unanswered_is_resent_and_counted_once(engine, items
 
 def test_a_real_duplicate_in_a_resent_batch_is_still_an_integrity_error(engine, items, proxy, through):
     """Only an item stored exactly as sent counts as our own earlier write."""
-    theirs = {"pk": "p000", "sk": "00003", "n": -3, "note": "theirs"}
+    theirs = {"pk": "p000", "sk": "00003", "n": -3, "name": "theirs"}
     with engine.connect().execution_options(**AUTOCOMMIT) as conn:
         conn.execute(insert(items), [theirs])
     written = rows(5)
