@@ -17,13 +17,17 @@ from typing import Any
 from .errors import DataError, IntegrityError, NotSupportedError
 
 _IDENT = r'"(?:[^"]|"")*"'
-_INSERT = re.compile(rf"^(?P<verb>INSERT|PUT) INTO (?P<table>{_IDENT}) VALUE \{{(?P<body>.*)\}}$", re.DOTALL)
-_ENTRY = re.compile(r"'((?:[^']|'')*)': \?")
-_UPDATE = re.compile(
-    rf"^UPDATE (?P<table>{_IDENT})(?: SET (?P<sets>.*?))?(?P<removes>(?: REMOVE {_IDENT})*) WHERE (?P<where>.*)$",
+# The canonical INSERT/UPDATE forms, also read by the dialect to rewrite None as absent.
+INSERT_FORM = re.compile(
+    rf"^(?P<head>(?P<verb>INSERT|PUT) INTO (?P<table>{_IDENT}) VALUE) \{{(?P<body>.*)\}}$", re.DOTALL
+)
+INSERT_ENTRY = re.compile(r"('(?:[^']|'')*'): \?")
+UPDATE_FORM = re.compile(
+    rf"^(?P<head>UPDATE (?P<table>{_IDENT}))(?: SET (?P<sets>.*?))?(?P<removes>(?: REMOVE {_IDENT})*)"
+    rf"(?P<tail> WHERE (?P<where>.*))$",
     re.DOTALL,
 )
-_SET = re.compile(rf"({_IDENT}) = \?")
+SET_ENTRY = re.compile(rf"({_IDENT}) = \?")
 _REMOVE = re.compile(rf" REMOVE ({_IDENT})")
 _DELETE = re.compile(
     rf"^DELETE FROM (?P<table>{_IDENT}) WHERE (?P<where>.*?)(?: RETURNING ALL OLD \*)?$", re.DOTALL
@@ -43,7 +47,7 @@ def _literal(name: str) -> str:
     return "'" + name.replace("'", "''") + "'"
 
 
-def _joined(pattern: re.Pattern, text: str, separator: str) -> list[str] | None:
+def joined(pattern: re.Pattern, text: str, separator: str) -> list[str] | None:
     """The names of ``pattern`` repeated with ``separator``, or None if the text is anything else."""
     matches = list(pattern.finditer(text))
     if separator.join(m.group(0) for m in matches) != text:
@@ -121,11 +125,11 @@ def parse(operation: str, parameters: list[dict], key_names: Any) -> Write | Non
     ``key_names(table)`` gives the table's key attribute names (from DescribeTable).
     """
     text = operation.strip()
-    if (match := _INSERT.match(text)) is not None:
-        names = _joined(_ENTRY, match.group("body"), ", ")
+    if (match := INSERT_FORM.match(text)) is not None:
+        names = joined(INSERT_ENTRY, match.group("body"), ", ")
         if names is None or len(names) != len(parameters):
             return None
-        names = [n.replace("''", "'") for n in names]
+        names = [n[1:-1].replace("''", "'") for n in names]
         table = _name(match.group("table"))
         values = dict(zip(names, parameters, strict=True))
         keys = key_names(table)
@@ -136,9 +140,9 @@ def parse(operation: str, parameters: list[dict], key_names: Any) -> Write | Non
                 "its key attributes (a None key value leaves the attribute out)"
             )
         return Write(match.group("verb"), table, tuple((k, values[k]) for k in keys), values)
-    if (match := _UPDATE.match(text)) is not None:
-        sets = _joined(_SET, match.group("sets") or "", ", ")
-        removes = _joined(_REMOVE, match.group("removes"), "")
+    if (match := UPDATE_FORM.match(text)) is not None:
+        sets = joined(SET_ENTRY, match.group("sets") or "", ", ")
+        removes = joined(_REMOVE, match.group("removes"), "")
         if sets is None or removes is None:
             return None
         return _keyed(

@@ -19,6 +19,7 @@ from sqlalchemy.sql import compiler, crud, elements, functions, operators, visit
 from sqlalchemy.sql.schema import Index, Table
 from sqlalchemy.sql.selectable import Alias, Join, Subquery
 
+from ..dbapi import writes
 from ..dml import Upsert
 from ..partiql import FUNCTIONS, MAX_IN_OPERANDS, MAX_OPERATORS
 from ..plan import Plan
@@ -214,18 +215,6 @@ class _Entry(NamedTuple):
     value: str  # the value's placeholder
 
 
-_QUOTED_NAME = r'"(?:[^"]|"")*"'
-_INSERT_FORM = re.compile(
-    rf"^(?P<head>(?:INSERT|PUT) INTO {_QUOTED_NAME} VALUE) \{{(?P<body>.*)\}}$", re.DOTALL
-)
-_ENTRIES = re.compile(r"('(?:[^']|'')*'): \?")
-_UPDATE_FORM = re.compile(
-    rf"^(?P<head>UPDATE {_QUOTED_NAME}) SET (?P<sets>.*?)(?P<removes>(?: REMOVE {_QUOTED_NAME})*)(?P<tail> WHERE .*)$",
-    re.DOTALL,
-)
-_SETS = re.compile(rf"({_QUOTED_NAME}) = \?")
-
-
 class DMLTemplate(NamedTuple):
     """How to re-render an INSERT/UPDATE when some values are None (attribute absent).
 
@@ -251,14 +240,14 @@ class DMLTemplate(NamedTuple):
     @classmethod
     def of(cls, partiql: str) -> DMLTemplate | None:
         """The template of an INSERT/UPDATE in the canonical form (as sqltext writes it too)."""
-        if (match := _INSERT_FORM.match(partiql)) is not None:
-            entries = _ENTRIES.findall(match.group("body"))
-            if ", ".join(f"{a}: ?" for a in entries) != match.group("body"):
+        if (match := writes.INSERT_FORM.match(partiql)) is not None:
+            entries = writes.joined(writes.INSERT_ENTRY, match.group("body"), ", ")
+            if entries is None:
                 return None
             return cls("INSERT", match.group("head"), tuple(_Entry(a, "?") for a in entries), "")
-        if (match := _UPDATE_FORM.match(partiql)) is not None:
-            entries = _SETS.findall(match.group("sets"))
-            if ", ".join(f"{a} = ?" for a in entries) != match.group("sets"):
+        if (match := writes.UPDATE_FORM.match(partiql)) is not None and match.group("sets"):
+            entries = writes.joined(writes.SET_ENTRY, match.group("sets"), ", ")
+            if entries is None:
                 return None
             tail = match.group("removes") + match.group("tail")
             return cls("UPDATE", match.group("head"), tuple(_Entry(a, "?") for a in entries), tail)
