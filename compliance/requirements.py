@@ -182,8 +182,8 @@ class Requirements(SuiteRequirements):
 
     @property
     def like_escapes(self):
-        """LIKE is begins_with/contains, which take their argument literally: no ESCAPE."""
-        return exclusions.closed()
+        """startswith()/contains() with autoescape/escape: sent unescaped to begins_with/contains."""
+        return exclusions.open()
 
     # -- types -----------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import exc
+from .dialect.options import use_index
 from .dialect.types import BinarySet, NumberSet, StringSet
 from .dml import upsert
 from .orm import SingleTable, item_collection, key_of
@@ -27,4 +28,5 @@ __all__ = [
     "paginate",
     "run_transaction",
     "upsert",
+    "use_index",
 ]

@@ -13,4 +13,6 @@ FUNCTIONS = {
     "size": 1,
 }
 MAX_IN_OPERANDS = 100
+# An IN on the partition key reads at most this many partitions (DynamoDB Local allows 100).
+MAX_PARTITION_KEYS = 50
 MAX_OPERATORS = 300

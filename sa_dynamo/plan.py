@@ -80,8 +80,9 @@ class Plan:
 
 def scan_message(plan: Plan) -> str:
     """What the scan guard tells the user: which table, which condition is missing, what to do."""
+    whole = f"index {plan.index!r} of table {plan.table!r}" if plan.index else f"table {plan.table!r}"
     return (
-        f"this statement scans the whole table {plan.table!r}: {plan.reason}. Add a partition-key "
+        f"this statement scans the whole {whole}: {plan.reason}. Add a partition-key "
         "condition, or pass dynamodb_scan='allow' (execution option or create_engine keyword) if a "
         "full scan is what you want"
     )

@@ -13,6 +13,7 @@ import warnings
 from collections import defaultdict
 from typing import Any
 
+from sqlalchemy import event
 from sqlalchemy import types as sqltypes
 from sqlalchemy.engine import default, reflection
 from sqlalchemy.exc import ArgumentError, CompileError, DBAPIError
@@ -28,6 +29,7 @@ from ..exc import ScanNotAllowed, ScanWarning
 from ..plan import Plan, plan_of_text, scan_message
 from .compiler import DMLTemplate, DynamoDBCompiler, DynamoDBIdentifierPreparer, not_in_as_chain
 from .ddl import DynamoDBDDLCompiler
+from .options import index_from_execution_options
 from .types import colspecs
 
 log = logging.getLogger("sa_dynamo")
@@ -138,8 +140,9 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
 
     def _check_key_values(self, compiled: Any) -> None:
         """Decide on the client what DynamoDB would reject: an empty string compared with a key
-        attribute (refused: no key can be empty), a sort-key BETWEEN whose bounds are reversed
-        (no rows, as SQL says, without asking DynamoDB)."""
+        attribute (refused: no key can be empty), a LIKE wildcard in a startswith()/contains()
+        value (refused: begins_with has none), a sort-key BETWEEN whose bounds are reversed (no
+        rows, as SQL says, without asking DynamoDB)."""
         values = self.compiled_parameters[0] if self.compiled_parameters else {}
         for name, attribute in compiled.dynamodb_key_parameters.items():
             # an IN list has been expanded into one parameter per value by now
@@ -148,6 +151,14 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                 raise CompileError(
                     f"DynamoDB PartiQL cannot express a comparison of key attribute {attribute!r} with an "
                     "empty value: no key is empty, so leave the condition out or skip the query"
+                )
+        for name, method in compiled.dynamodb_like_parameters.items():
+            value = values.get(name)
+            if isinstance(value, str) and ("%" in value or "_" in value):
+                raise CompileError(
+                    f"DynamoDB PartiQL cannot express {method}({value!r}) as SQL means it: SQL's LIKE reads "
+                    "% and _ in the value as wildcards, DynamoDB matches them literally; pass "
+                    f"autoescape=True to {method}() to match them literally"
                 )
         self.dynamodb_no_rows = compiled.dynamodb_always_empty
         if compiled.dynamodb_key_between is not None:
@@ -302,6 +313,10 @@ class DynamoDBDialect(default.DefaultDialect):
         self.dynamodb_scan = dynamodb_scan
 
     @classmethod
+    def engine_created(cls, engine: Any) -> None:
+        event.listen(engine, "before_execute", index_from_execution_options, retval=True)
+
+    @classmethod
     def import_dbapi(cls) -> Any:
         return dynamo_dbapi
 
@@ -430,8 +445,9 @@ class DynamoDBDialect(default.DefaultDialect):
             raise NoSuchTableError(table_name)
         return described
 
+    @reflection.cache
     def has_table(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> bool:
-        return self._admin(admin.describe_table, connection, table_name) is not None
+        return self._describe(connection, table_name, **kw) is not None
 
     @reflection.cache
     def get_table_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:

@@ -14,16 +14,17 @@ import contextlib
 import re
 from typing import Any, NamedTuple, NoReturn
 
-from sqlalchemy import Boolean, and_, exc, false, func, or_, true
+from sqlalchemy import Boolean, String, TypeDecorator, and_, exc, false, func, or_, true
 from sqlalchemy.sql import compiler, crud, elements, functions, operators, visitors
 from sqlalchemy.sql.schema import Index, Table
 from sqlalchemy.sql.selectable import Alias, Join, Subquery
 
 from ..dbapi import writes
 from ..dml import Upsert
-from ..partiql import FUNCTIONS, MAX_IN_OPERANDS, MAX_OPERATORS
+from ..partiql import FUNCTIONS, MAX_IN_OPERANDS, MAX_OPERATORS, MAX_PARTITION_KEYS
 from ..plan import Plan
-from .keys import KeySchema, index_key_schema, key_schema, projects
+from .keys import KeySchema, index_key_schema, key_schema, projects, unprojected
+from .options import forced_index
 
 _COMPARISON = {
     operators.eq: " = ",
@@ -262,6 +263,24 @@ class DMLTemplate(NamedTuple):
         return self._replace(entries=entries, tail=final_text[len(prefix) :])
 
 
+_LIKE_METHODS = {"begins_with": "startswith", "contains": "contains"}
+
+
+class _LikeEscaped(TypeDecorator):
+    """A startswith()/contains() value with LIKE escapes (autoescape=True, escape=...), sent
+    with them removed: DynamoDB's begins_with and contains have no wildcards to escape."""
+
+    impl = String
+    cache_ok = True
+
+    def __init__(self, escape: str):
+        super().__init__()
+        self.escaped = re.compile(re.escape(escape) + "(.)", re.DOTALL)
+
+    def process_bind_param(self, value: Any, dialect: Any) -> Any:
+        return value if value is None else self.escaped.sub(r"\1", value)
+
+
 class DynamoDBCompiler(compiler.SQLCompiler):
     """Compiles Core/ORM statements to PartiQL; records what execution needs (row limit, DML template)."""
 
@@ -276,12 +295,15 @@ class DynamoDBCompiler(compiler.SQLCompiler):
     dynamodb_key_between: tuple[str, str] | None = None  # a sort-key BETWEEN's bound parameters
     dynamodb_always_empty = False  # the WHERE folded to FALSE: no row can match
     dynamodb_not_in_chain = False  # NOT IN must become a chain of <> at execution
+    _partition_key_list: str | None = None  # the expanding parameter of an IN on the partition key
 
     def __init__(self, *args: Any, **kwargs: Any):
         self._key_condition = self._filter = ""
         self._hash_pinned = self._whole_key = self._ordered = False
         # parameter name -> key attribute it is compared with (checked for empty values at execution)
         self.dynamodb_key_parameters: dict[str, str] = {}
+        # parameter name -> "startswith"/"contains": the method whose value may not hold % or _
+        self.dynamodb_like_parameters: dict[str, str] = {}
         super().__init__(*args, **kwargs)
         if self.dynamodb_template is not None:
             self.dynamodb_template = self.dynamodb_template.finalized(self.string)
@@ -311,8 +333,8 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         self._refuse(
             what,
             "query one table; joins and subqueries are not available (load related items with a "
-            "second query on their partition key; for an item collection use its default lazy "
-            "loading, or one base-class query over the partition instead of selectinload/joinedload)",
+            "second query on their partition key; an item collection loads with lazy loading or "
+            "selectinload(), never joinedload/subqueryload)",
         )
 
     @staticmethod
@@ -353,10 +375,13 @@ class DynamoDBCompiler(compiler.SQLCompiler):
             and (ops is None or term.operator in ops)
         )
 
-    def _where(self, keys: KeySchema, criteria: Any, full_key: str | None = None, **kw: Any) -> str:
+    def _where(
+        self, keys: KeySchema, criteria: Any, full_key: str | None = None, table_hash: Any = None, **kw: Any
+    ) -> str:
         """WHERE text: the key conditions first, every other condition in one group.
 
         With ``full_key`` (UPDATE/DELETE), equality on every key attribute is required.
+        ``table_hash`` is the table's partition key when a global index is read.
         """
         terms = self._where_terms(criteria)
         hash_ops = {operators.eq} if full_key else {operators.eq, operators.in_op}
@@ -374,6 +399,11 @@ class DynamoDBCompiler(compiler.SQLCompiler):
             )
         rest = [t for t in terms if t is not hash_term and t is not range_term]
         key_parts = [self.process(hash_term, **kw)] if hash_term is not None else []
+        if hash_term is not None and hash_term.operator is operators.in_op:
+            values = (
+                hash_term.right.element if isinstance(hash_term.right, elements.Grouping) else hash_term.right
+            )
+            self._partition_key_list = self.bind_names.get(values)
         if range_term is not None:
             key_parts.append(self.process(range_term, dynamodb_key_condition=True, **kw))
         self._key_condition = " AND ".join(key_parts)
@@ -383,23 +413,29 @@ class DynamoDBCompiler(compiler.SQLCompiler):
             and hash_term.operator is operators.eq
             and (keys.range_key is None or (range_term is not None and range_term.operator is operators.eq))
         )
-        if len(rest) == 1 and not key_parts:
-            self._filter = self.process(rest[0], **kw)
-            return self._filter
         if not rest:
             self._filter = ""
             return self._key_condition
-        if len(rest) == 1:
-            self._filter = self.process(rest[0], **kw)
-        else:
-            self._filter = " AND ".join(
-                self.process(t.self_group(against=operators.and_), **kw) for t in rest
-            )
+        self._filter = " AND ".join(self._filter_term(t, len(rest) > 1, table_hash, **kw) for t in rest)
+        if len(rest) == 1 and not key_parts:
+            return self._filter
         if not key_parts:
             # A scan's AND chain: DynamoDB Local drops tests of key attributes from some flat
             # chains, even parenthesised; NOT (NOT (...)) was never wrong (partiql-reference §15).
             return f"NOT (NOT ({self._filter}))"
         return " AND ".join([*key_parts, f"({self._filter})"])
+
+    def _filter_term(self, term: Any, grouped: bool, table_hash: Any, **kw: Any) -> str:
+        text = self.process(term.self_group(against=operators.and_) if grouped else term, **kw)
+        if self._is_on(term, table_hash, {operators.in_op}):
+            # Reading a global index, DynamoDB Local returns the index's items once per IN value
+            # (unfiltered) for an IN on the table's partition key in the AND chain; below a NOT
+            # NOT it filters correctly (partiql-reference.md §15).
+            self._unordered(
+                f"IN on the table's partition key {table_hash.name!r} while reading a global index"
+            )
+            text = f"NOT (NOT ({text}))"
+        return text
 
     # -- SELECT ----------------------------------------------------------------------------
 
@@ -484,7 +520,12 @@ class DynamoDBCompiler(compiler.SQLCompiler):
             inner_columns = [*inner_columns, hash_key]
             self.dynamodb_hidden_columns = 1
         text += ", ".join(inner_columns) + " FROM " + source
-        where = self._where(keys, select._where_criteria, **kwargs) if select._where_criteria else ""
+        table_hash = key_schema(table).hash_key if self.dynamodb_global_index else None
+        where = (
+            self._where(keys, select._where_criteria, table_hash=table_hash, **kwargs)
+            if select._where_criteria
+            else ""
+        )
         if where:
             text += " WHERE " + where
         if not self._hash_pinned:
@@ -518,6 +559,12 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         keys = key_schema(table)
         terms = self._terms(select._where_criteria)
         hash_ops = {operators.eq, operators.in_op}
+        needed = _attribute_names(
+            [*select.selected_columns, *select._where_criteria, *select._order_by_clauses]
+        )
+        forced = forced_index(self.statement, select)
+        if forced is not None:
+            return self._forced_index(table, forced, needed)
 
         def pinned(column: Any, ops: set) -> bool:
             return column is not None and any(self._is_on(t, column, ops) for t in terms)
@@ -525,9 +572,6 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         table_hash = pinned(keys.hash_key, hash_ops)
         if table_hash and (keys.range_key is None or pinned(keys.range_key, _RANGE_KEY_OPERATORS)):
             return None, keys, ""
-        needed = _attribute_names(
-            [*select.selected_columns, *select._where_criteria, *select._order_by_clauses]
-        )
         passed_over = []
         for index in sorted(table.indexes, key=lambda i: i.name or ""):
             index_keys = index_key_schema(index)
@@ -542,6 +586,22 @@ class DynamoDBCompiler(compiler.SQLCompiler):
                     return index, index_keys, ""
                 passed_over.append(f"index {index.name!r} does not project every attribute the query reads")
         return None, keys, "; ".join(passed_over)
+
+    def _forced_index(self, table: Table, name: str, needed: set[str]) -> tuple[Index, KeySchema, str]:
+        """The index use_index() names, if the table has it and it projects what is read."""
+        index = next((i for i in table.indexes if i.name == name), None)
+        if index is None:
+            known = ", ".join(sorted(i.name for i in table.indexes if i.name)) or "none"
+            raise exc.CompileError(
+                f"table {table.name!r} has no index {name!r} (its indexes: {known}); "
+                "name one of them in use_index()/dynamodb_index"
+            )
+        if missing := unprojected(index, needed):
+            raise exc.CompileError(
+                f"index {name!r} does not project {', '.join(sorted(missing))}, which the query "
+                "reads: select only the attributes it projects, or read the table"
+            )
+        return index, index_key_schema(index), f"the index was chosen by use_index({name!r})"
 
     def _order_by(self, keys: KeySchema, select: Any, **kw: Any) -> str:
         terms = self._terms(select._where_criteria)
@@ -687,6 +747,12 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         # A repeated partition key would return its partition twice; IN means membership.
         with contextlib.suppress(TypeError):  # unhashable values (documents) stay as given
             values = list(dict.fromkeys(values))
+        if name == self._partition_key_list and len(values) > MAX_PARTITION_KEYS:
+            self._refuse(
+                f"IN with {len(values)} partition keys",
+                f"DynamoDB reads at most {MAX_PARTITION_KEYS} partitions in one query; split the list "
+                "into several queries",
+            )
         if len(values) > MAX_IN_OPERANDS:
             self._refuse(
                 f"IN with {len(values)} values",
@@ -712,13 +778,17 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         return f"({left} < {low} OR {left} > {high})"  # both false when the attribute is missing
 
     def _function_of_value(self, name: str, binary, **kw) -> str:
-        if binary.modifiers.get("escape") is not None or binary.modifiers.get("autoescape"):
-            self._refuse(
-                f"{name}() with escape/autoescape", f"{name} takes its argument literally; drop them"
-            )
-        if not isinstance(binary.right, elements.BindParameter):
+        right = binary.right
+        if not isinstance(right, elements.BindParameter):
             self._refuse(f"{name}() of an expression", "pass the value as a Python value")
-        text = f"{name}({self.process(binary.left, **kw)}, {self.process(binary.right, **kw)})"
+        escape = binary.modifiers.get("escape")
+        if escape is not None:
+            # begins_with/contains take the value literally: undo the LIKE escaping.
+            right = right._with_binary_element_type(_LikeEscaped(escape))
+        text = f"{name}({self.process(binary.left, **kw)}, {self.process(right, **kw)})"
+        if escape is None and binary.left.type._type_affinity is String:
+            # SQL reads % and _ in a LIKE pattern as wildcards: checked per execution
+            self.dynamodb_like_parameters[self.bind_names[right]] = _LIKE_METHODS[name]
         self._record_key_values(binary)
         return text
 

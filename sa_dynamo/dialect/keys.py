@@ -65,11 +65,16 @@ def index_key_schema(index: Index) -> KeySchema:
     return KeySchema(columns[0], columns[1] if len(columns) > 1 else None)
 
 
-def projects(index: Index, names: set[str]) -> bool:
-    """Whether a query on the index can read every attribute in ``names``."""
+def unprojected(index: Index, names: set[str]) -> set[str]:
+    """The attributes in ``names`` that a query on the index cannot read."""
     options = index.dialect_options["dynamodb"]
     if (options["projection"] or "ALL").upper() == "ALL":
-        return True
+        return set()
     projected = {c.name for c in key_schema(index.table).columns} | {c.name for c in index.columns}
     projected |= {getattr(c, "name", c) for c in options["include"] or ()}
-    return names <= projected
+    return names - projected
+
+
+def projects(index: Index, names: set[str]) -> bool:
+    """Whether a query on the index can read every attribute in ``names``."""
+    return not unprojected(index, names)

@@ -176,7 +176,7 @@ def _conditions_for(
     template = found.get(range_attribute)
     if template is not None and range_attribute not in compared | pinned.keys() and template.prefix:
         # Every item of this class has a sort key starting with the template's literal prefix.
-        conditions.append(mapper.columns[range_attribute].startswith(template.prefix))
+        conditions.append(mapper.columns[range_attribute].startswith(template.prefix, autoescape=True))
     return conditions
 
 

@@ -24,7 +24,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import ArgumentError, CompileError
 
-from sa_dynamo import StringSet
+from sa_dynamo import StringSet, use_index
 from sa_dynamo.dialect.base import DynamoDBDialect
 
 dialect = DynamoDBDialect()
@@ -242,7 +242,6 @@ def test_none_values_become_absent_attributes():
         (select(items, other), "a SELECT over several tables"),
         (select(items).where(items.c.pk.in_(select(other.c.items_pk))), "a subquery"),
         (union(select(items.c.pk), select(other.c.id)), "UNION"),
-        (select(items).where(items.c.sk.startswith("a", autoescape=True)), "escape/autoescape"),
         (select(items).order_by(items.c.sk), "ORDER BY without partition-key equality"),
         (select(items).where(items.c.pk == "A").order_by(items.c.n), "ORDER BY n"),
         (select(literal_column("1")), "a SELECT without a table"),
@@ -373,6 +372,74 @@ def test_index_selection(statement, expected):
     assert partiql(statement) == expected
 
 
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [
+        # the table's own key would serve it, but the option decides
+        (
+            select(indexed.c.pk, indexed.c.sk).where(indexed.c.pk == "A", indexed.c.gsi2pk == "X"),
+            'SELECT "pk", "sk" FROM "indexed"."gsi2" WHERE "gsi2pk" = ? AND ("pk" = ?)',
+        ),
+        (
+            select(indexed.c.pk, indexed.c.sk)
+            .where(indexed.c.pk.in_(["A", "B"]), indexed.c.gsi2pk == "X")
+            .options(use_index("gsi2")),
+            'SELECT "pk", "sk" FROM "indexed"."gsi2" WHERE "gsi2pk" = ? AND (NOT (NOT ("pk" IN [__[POSTCOMPILE_pk_1]])))',
+        ),
+        # no condition on the index's partition key: a scan of the index
+        (
+            select(indexed.c.pk).where(indexed.c.n == 1).options(use_index("gsi1")),
+            'SELECT "pk" FROM "indexed"."gsi1" WHERE "n" = ?',
+        ),
+        (
+            select(indexed.c.pk, indexed.c.created).where(indexed.c.pk == "A").order_by(indexed.c.created),
+            'SELECT "pk", "created" FROM "indexed"."lsi1" WHERE "pk" = ? ORDER BY "created"',
+        ),
+    ],
+)
+def test_use_index_forces_the_index(statement, expected):
+    if not statement._with_options:
+        statement = statement.options(use_index("gsi2" if "gsi2" in expected else "lsi1"))
+    assert partiql(statement) == expected
+
+
+@pytest.mark.parametrize(
+    ("statement", "message"),
+    [
+        (
+            select(indexed).where(indexed.c.gsi2pk == "X").options(use_index("gsi2")),
+            "index 'gsi2' does not project created, gsi1pk, gsi1sk, n, which the query reads: select only "
+            "the attributes it projects, or read the table",
+        ),
+        (
+            select(indexed.c.pk).where(indexed.c.pk == "A").options(use_index("gsi9")),
+            "table 'indexed' has no index 'gsi9' (its indexes: gsi1, gsi2, lsi1); name one of them in "
+            "use_index()/dynamodb_index",
+        ),
+        (
+            select(indexed.c.pk).options(use_index("gsi1"), use_index("gsi2")),
+            "a statement can read one index, not gsi1, gsi2",
+        ),
+    ],
+)
+def test_use_index_refusals(statement, message):
+    with pytest.raises((CompileError, ArgumentError)) as raised:
+        partiql(statement)
+    assert str(raised.value) == message
+
+
+def test_use_index_is_part_of_the_cache_key():
+    query = select(indexed.c.pk).where(indexed.c.gsi2pk == "X")
+    plain, gsi2, gsi1 = (
+        query._generate_cache_key(),
+        query.options(use_index("gsi2"))._generate_cache_key(),
+        query.options(use_index("gsi1"))._generate_cache_key(),
+    )
+    assert plain != gsi2 and gsi2 != gsi1 and plain != gsi1
+    again = select(indexed.c.pk).where(indexed.c.gsi2pk == "Y").options(use_index("gsi2"))
+    assert again._generate_cache_key() == query.options(use_index("gsi2"))._generate_cache_key()
+
+
 flags = Table(
     "flags",
     MetaData(),
@@ -440,10 +507,40 @@ def test_json_path_steps_are_rendered_per_execution():
     assert second.statement == FLAGS + "\"doc\"['z'] = ?"
 
 
+@pytest.mark.parametrize(
+    ("condition", "sent", "checked"),
+    [
+        # SQL's wildcards: checked at execution (a value with % or _ is refused then)
+        (flags.c.s.startswith("a_b"), ["a_b"], {"s_1": "startswith"}),
+        (flags.c.s.contains("a%b"), ["a%b"], {"s_1": "contains"}),
+        # escaped: taken literally, sent without the escapes
+        (flags.c.s.startswith("a_b%", autoescape=True), ["a_b%"], {}),
+        (flags.c.s.contains("a^%b^^", escape="^"), ["a%b^"], {}),
+        # an element of a set, not a pattern
+        (flags.c.tags.contains("a_b"), ["a_b"], {}),
+    ],
+)
+def test_prefix_and_substring_values_follow_like_escaping(condition, sent, checked):
+    compiled = select(flags.c.pk).where(condition).compile(dialect=dialect)
+    values = compiled.construct_params()
+    processors = compiled._bind_processors
+    assert [processors[n](values[n]) if n in processors else values[n] for n in compiled.positiontup] == sent
+    assert compiled.dynamodb_like_parameters == checked
+
+
 def test_in_lists_are_capped():
     compiled = select(flags.c.pk).where(flags.c.n.in_(list(range(101)))).compile(dialect=dialect)
     with pytest.raises(CompileError, match="IN with 101 values: DynamoDB takes at most 100"):
         compiled.construct_expanded_state({"n_1": list(range(101))})
+    compiled.construct_expanded_state({"n_1": list(range(100))})
+
+
+def test_partition_key_lists_are_capped_at_fifty():
+    compiled = select(flags.c.pk).where(flags.c.pk.in_([]), flags.c.n.in_([])).compile(dialect=dialect)
+    keys = [f"K{i}" for i in range(51)]
+    with pytest.raises(CompileError, match="IN with 51 partition keys: DynamoDB reads at most 50 partitions"):
+        compiled.construct_expanded_state({"pk_1": keys, "n_1": [1]})
+    compiled.construct_expanded_state({"pk_1": keys[:50], "n_1": list(range(100))})
 
 
 @pytest.mark.parametrize(

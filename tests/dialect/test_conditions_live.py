@@ -124,3 +124,31 @@ def test_repeated_partition_keys_read_the_partition_once(table):
     engine, t = table
     with engine.connect() as conn:
         assert len(conn.scalars(select(t.c.sk).where(t.c.pk.in_(["A", "A"]))).all()) == 12
+
+
+def test_like_wildcards_in_a_prefix_are_refused_and_autoescape_matches_literally(table, sent):
+    from sqlalchemy.exc import CompileError
+
+    engine, t = table
+    rows = [{"pk": "L", "sk": i, "s": s} for i, s in enumerate(["a_b", "a%b", "axb", "a/b"])]
+    with engine.begin() as conn:
+        conn.execute(t.insert(), rows)
+    try:
+        with engine.connect() as conn:
+            for condition in (t.c.s.startswith("a_"), t.c.s.contains("%"), ~t.c.s.startswith("a%")):
+                with pytest.raises(CompileError, match="pass autoescape=True to"):
+                    conn.execute(select(t.c.sk).where(t.c.pk == "L", condition))
+            assert sent == []  # refused before sending
+
+            def matching(condition) -> list[int]:
+                return conn.scalars(select(t.c.sk).where(t.c.pk == "L", condition)).all()
+
+            assert matching(t.c.s.startswith("a_", autoescape=True)) == [0]
+            assert matching(t.c.s.contains("%", autoescape=True)) == [1]
+            assert matching(t.c.s.startswith("a/", autoescape=True)) == [3]
+            assert matching(t.c.s.startswith("a^%", escape="^")) == [1]
+            assert matching(t.c.s.startswith("a")) == [0, 1, 2, 3]
+    finally:
+        with engine.begin() as conn:
+            for row in rows:
+                conn.execute(t.delete().where(t.c.pk == "L", t.c.sk == row["sk"]))

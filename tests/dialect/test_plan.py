@@ -7,6 +7,7 @@ import warnings
 
 import pytest
 from sqlalchemy import Column, Index, Integer, MetaData, String, Table, create_engine, select
+from sqlalchemy.exc import CompileError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 import sa_dynamo
@@ -137,3 +138,72 @@ def test_explain_through_a_session_applies_orm_filters(engine):
         assert plan.partiql == 'SELECT "pk", "$type" FROM "plan_things" WHERE "pk" = ? AND ("$type" IN [?])'
     finally:
         Base.registry.dispose()
+
+
+def test_dynamodb_index_execution_option_reads_the_index(engine, table, sent):
+    with engine.begin() as conn:
+        conn.execute(app.insert().values(pk="B", sk="0", n=7))  # no gsi1pk: absent from the index
+    with engine.connect() as conn:
+        query = select(app.c.pk, app.c.sk).where(app.c.pk.in_(["A", "B"]))
+        everything = conn.execute(query).all()
+        options = {"dynamodb_index": "gsi1", "dynamodb_scan": "allow"}  # pk is no key of gsi1
+        indexed = conn.execute(query, execution_options=options).all()
+        again = conn.execute(query).all()
+    with engine.begin() as conn:
+        conn.execute(app.delete().where(app.c.pk == "B", app.c.sk == "0"))
+    assert sorted(everything) == [("A", "0"), ("A", "1"), ("A", "2"), ("B", "0")] == sorted(again)
+    assert sorted(indexed) == [("A", "0"), ("A", "1"), ("A", "2")]
+    # each variant compiled on its own: the cached plain statement is not reused for the index
+    assert sent[1:4] == [
+        'SELECT "pk", "sk" FROM "plan_app" WHERE "pk" IN [?, ?]',
+        # DynamoDB Local needs the IN on the table's key below NOT NOT on a global index
+        'SELECT "pk", "sk" FROM "plan_app"."gsi1" WHERE NOT (NOT ("pk" IN [?, ?]))',
+        'SELECT "pk", "sk" FROM "plan_app" WHERE "pk" IN [?, ?]',
+    ]
+
+
+def test_dynamodb_index_through_a_session_and_explain(engine, table):
+    class Base(DeclarativeBase):
+        pass
+
+    class Row(Base):
+        __table__ = app
+
+    try:
+        query = select(Row.pk, Row.sk).where(Row.gsi1pk == "G", Row.pk == "A")
+        with Session(engine) as session:
+            rows = session.execute(query, execution_options={"dynamodb_index": "gsi1"}).all()
+            plan = sa_dynamo.explain(session, query.execution_options(dynamodb_index="gsi1"))
+            with pytest.raises(CompileError, match="index 'gsi1' does not project n, which the query reads"):
+                session.scalars(select(Row).where(Row.gsi1pk == "G").options(sa_dynamo.use_index("gsi1")))
+        assert sorted(rows) == [("A", "0"), ("A", "1"), ("A", "2")]
+        assert (plan.operation, plan.index, plan.key_condition, plan.filter) == (
+            "Query",
+            "gsi1",
+            '"gsi1pk" = ?',
+            '"pk" = ?',
+        )
+    finally:
+        Base.registry.dispose()
+
+
+def test_dynamodb_index_refusals(engine, table, sent):
+    from sqlalchemy import text
+    from sqlalchemy.exc import ArgumentError
+
+    with engine.connect() as conn:
+        with pytest.raises(ArgumentError, match="dynamodb_consistent_read is not available on a global"):
+            conn.execute(
+                select(app.c.pk).where(app.c.gsi1pk == "G"),
+                execution_options={"dynamodb_index": "gsi1", "dynamodb_consistent_read": True},
+            )
+        with pytest.raises(ArgumentError, match=r'in SQL text, read the index as FROM "table"\."index"'):
+            conn.execute(
+                text("SELECT pk FROM plan_app WHERE pk = 'A'").execution_options(dynamodb_index="gsi1")
+            )
+        with pytest.raises(ArgumentError, match=r"contradicts the statement's use_index\('gsi1'\)"):
+            conn.execute(
+                select(app.c.pk).where(app.c.pk == "A").options(sa_dynamo.use_index("gsi1")),
+                execution_options={"dynamodb_index": "other"},
+            )
+    assert sent == []
