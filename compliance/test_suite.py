@@ -85,15 +85,6 @@ ORDER_BY = "ORDER BY on a scan; DynamoDB sorts only the items of one partition, 
 NO_TABLE = "SELECT without a table; every PartiQL SELECT reads one table"
 WHOLE_KEY = "UPDATE/DELETE without the whole primary key; DynamoDB writes one item by its key"
 EMPTY_IN = "IN with an empty list; DynamoDB's IN needs at least one value (sa_dynamo refuses it)"
-TUPLE_PATH = (
-    "a tuple JSON path data[('attr1', 'key1')] is refused (CompileError: chain the steps) "
-    "although DynamoDB reads \"data\"['attr1']['key1']"
-)
-CROSS_CAST = (
-    "as_string()/as_integer()/as_boolean()/as_numeric() of a JSON element stored with another "
-    "type returns the stored value unconverted (Decimal('15') for as_string(), '45' for "
-    "as_integer()): the CAST is dropped without an error"
-)
 SELECT_STAR = "SELECT * returns an item's attributes in DynamoDB's order, not the table's column order"
 
 
@@ -360,24 +351,6 @@ class JSONTest(_JSONTest):
             Column("data", cls.datatype(), nullable=False),
             Column("nulldata", cls.datatype(none_as_null=True)),
         )
-
-    def test_index_cross_casts(self, datatype, value, allowed_targets, cross_cast, json_access, connection):
-        if json_access.path:
-            # (The suite's test itself passes where it expects an error, so the refusal is
-            # checked on its own.)
-            with _failing("dialect gap", TUPLE_PATH, CompileError):
-                select(self.tables.data_table.c.data[("attr1", "key1")]).compile(connection)
-        try:
-            super().test_index_cross_casts(
-                datatype, value, allowed_targets, cross_cast, json_access, connection
-            )
-        except (AssertionError, AttributeError):
-            # Only a cast to another type fails; some of those pass (a Decimal read as float).
-            if cross_cast == datatype or value is None:
-                raise
-            pytest.xfail(f"dialect bug: {CROSS_CAST}")
-
-    test_index_cross_casts.pytestmark = _JSONTest.test_index_cross_casts.pytestmark
 
     @_skip("CAST(data AS VARCHAR) to see the stored JSON text; DynamoDB has no CAST")
     def test_round_trip_json_null_as_json_null(self):

@@ -15,7 +15,7 @@ import re
 from typing import Any, NamedTuple, NoReturn
 
 from sqlalchemy import Boolean, String, TypeDecorator, and_, exc, false, func, or_, true
-from sqlalchemy.sql import compiler, crud, elements, functions, operators, visitors
+from sqlalchemy.sql import compiler, crud, elements, functions, operators, sqltypes, visitors
 from sqlalchemy.sql.schema import Index, Table
 from sqlalchemy.sql.selectable import Alias, Join, Subquery
 
@@ -25,6 +25,7 @@ from ..partiql import FUNCTIONS, MAX_IN_OPERANDS, MAX_OPERATORS, MAX_PARTITION_K
 from ..plan import Plan
 from .keys import KeySchema, index_key_schema, key_schema, projects, unprojected
 from .options import forced_index
+from .types import JSONElementAs
 
 _COMPARISON = {
     operators.eq: " = ",
@@ -205,6 +206,13 @@ def _attribute_first(term: Any) -> Any:
             term.right, term.left, operators.mirror(term.operator), type_=term.type
         )
     return term
+
+
+def _is_json_element(clause: Any) -> bool:
+    return isinstance(clause, elements.BinaryExpression) and clause.operator in (
+        operators.json_getitem_op,
+        operators.json_path_getitem_op,
+    )
 
 
 def _operator_name(op: Any) -> str:
@@ -453,7 +461,10 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         # PartiQL has no aliases; the result is matched to the select list by position.
         if within_columns_clause and not within_label_clause:
             if add_to_result_map is not None:
-                add_to_result_map(label.name, label.name, (label, label.name, *label._alt_names), label.type)
+                type_ = label.type
+                if _is_json_element(label.element) and not isinstance(type_, sqltypes.JSON):
+                    type_ = JSONElementAs(type_)  # doc["k"].as_string(): converted when read
+                add_to_result_map(label.name, label.name, (label, label.name, *label._alt_names), type_)
             return label.element._compiler_dispatch(
                 self, within_columns_clause=True, within_label_clause=True, **kw
             )
@@ -819,7 +830,23 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         return self.process(binary.left, **kw) + self._path_step(binary, **kw)
 
     def visit_json_path_getitem_op_binary(self, binary, operator, **kw):
-        self._refuse("a JSON path given as a tuple", 'chain the steps instead: doc["a"]["b"]')
+        # doc[("a", 0)]: the whole path rendered per execution, "doc"['a'][0] (see render_literal_value)
+        if not isinstance(binary.right, elements.BindParameter):
+            self._refuse("a JSON path with a computed key", "index JSON with a tuple of str and int")
+        return self.process(binary.left, **kw) + self.process(binary.right, literal_execute=True, **kw)
+
+    def render_literal_value(self, value, type_):
+        if isinstance(type_, sqltypes.JSON.JSONPathType):
+            if isinstance(value, (str, int)):
+                value = (value,)
+            steps = []
+            for step in value:
+                if isinstance(step, bool) or not isinstance(step, (str, int)):
+                    self._refuse(f"the JSON path step {step!r}", "use str keys and int list positions")
+                step_type = sqltypes.Integer() if isinstance(step, int) else sqltypes.String()
+                steps.append(f"[{super().render_literal_value(step, step_type)}]")
+            return "".join(steps)
+        return super().render_literal_value(value, type_)
 
     def visit_function(self, func, **kw):
         name = func.name.lower()

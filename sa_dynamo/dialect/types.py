@@ -221,6 +221,51 @@ def _plain_json(value: Any) -> Any:
     return value
 
 
+def _json_text(value: Any) -> str:
+    """A document element as the text SQL's ``->>`` gives: JSON's spelling of scalars."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int, float, Decimal)):
+        return str(_plain_json(value))
+    raise ValueError(f"a JSON {type(value).__name__} has no text value")
+
+
+def _json_boolean(value: Any) -> bool:
+    if isinstance(value, str) and value in ("true", "false"):
+        return value == "true"
+    if isinstance(value, (bool, int, Decimal)) and value in (0, 1):
+        return bool(value)
+    raise ValueError(f"{value!r} is not a JSON boolean")
+
+
+class JSONElementAs(sqltypes.TypeDecorator):
+    """The type of ``doc["k"].as_string()`` (as_integer(), ...) in a select list: DynamoDB has no
+    CAST, so the stored element is converted after reading, as SQL's cast would (15 -> "15",
+    "45" -> 45, "true" -> True); a value that does not convert raises ValueError."""
+
+    impl = sqltypes.NullType
+    cache_ok = True
+
+    def __init__(self, target: sqltypes.TypeEngine):
+        super().__init__()
+        self.target = target
+
+    def process_result_value(self, value: Any, dialect: Any) -> Any:
+        if value is None:
+            return None
+        target = self.target
+        if isinstance(target, sqltypes.Boolean):
+            return _json_boolean(value)
+        if isinstance(target, sqltypes.Integer):
+            return int(value)
+        if isinstance(target, sqltypes.Float):
+            return float(value)
+        if isinstance(target, sqltypes.Numeric):
+            number = Decimal(_json_text(value))
+            return number if target.scale is None else number.quantize(Decimal(1).scaleb(-target.scale))
+        return _json_text(value)
+
+
 class DynamoJSON(sqltypes.JSON):
     """JSON as a native DynamoDB map or list, so its parts can be read and filtered by path."""
 

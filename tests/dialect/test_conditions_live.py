@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 from sqlalchemy import (
     JSON,
@@ -83,6 +85,11 @@ CASES = [
     ("json path", lambda t: t.c.doc["a"]["b"] >= 7, lambda r: known(r["doc"]) and r["doc"]["a"]["b"] >= 7),
     ("json index", lambda t: t.c.doc["l"][0] < 3, lambda r: known(r["doc"]) and r["doc"]["l"][0] < 3),
     (
+        "json tuple path",
+        lambda t: t.c.doc[("l", 0)] >= 7,
+        lambda r: known(r["doc"]) and r["doc"]["l"][0] >= 7,
+    ),
+    (
         "not of or",
         lambda t: not_(or_(t.c.n == 1, t.c.s == "x")),
         lambda r: known(r["n"], r["s"]) and r["n"] != 1 and r["s"] != "x",
@@ -152,3 +159,29 @@ def test_like_wildcards_in_a_prefix_are_refused_and_autoescape_matches_literally
         with engine.begin() as conn:
             for row in rows:
                 conn.execute(t.delete().where(t.c.pk == "L", t.c.sk == row["sk"]))
+
+
+def test_json_elements_read_with_as_type_are_converted_in_python(table):
+    """DynamoDB has no CAST: doc[...].as_string() and friends convert the stored element after
+    reading, as SQL's cast would; the stored element itself is unchanged."""
+    engine, t = table
+    element = t.c.doc[("a", "b")]
+    with engine.connect() as conn:
+
+        def read(*columns):
+            # one path per statement: DynamoDB refuses a select list naming the same path twice
+            return tuple(conn.scalar(select(c).where(t.c.pk == "A", t.c.sk == 1)) for c in columns)
+
+        row = read(
+            element,
+            element.as_string(),
+            element.as_float(),
+            element.as_numeric(10, 2),
+            t.c.doc["l"][1].as_string(),
+            t.c.doc["l"][0].as_boolean(),
+        )
+        assert conn.scalar(select(t.c.doc["missing"].as_integer()).where(t.c.pk == "A", t.c.sk == 1)) is None
+        with pytest.raises(ValueError, match="'q' is not a JSON boolean"):
+            conn.scalar(select(t.c.doc["l"][1].as_boolean()).where(t.c.pk == "A", t.c.sk == 1))
+    assert row == (1, "1", 1.0, Decimal("1.00"), "q", True)
+    assert [type(v) for v in row] == [int, str, float, Decimal, str, bool]
