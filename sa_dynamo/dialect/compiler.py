@@ -662,11 +662,13 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         return isinstance(clause, elements.ColumnClause) and getattr(clause, "primary_key", False)
 
     def _guarded(self, binary, text: str, **kw) -> str:
-        # PartiQL: a negated test is TRUE when the attribute is missing; SQL: unknown, no row.
-        # attribute_exists(), not IS NOT MISSING: DynamoDB Local fails the latter beside ORDER BY.
+        # PartiQL: a negated test is TRUE when the attribute is missing or stored as NULL (as
+        # boto3 writes None); SQL: unknown, no row. attribute_exists() rather than IS NOT
+        # MISSING, which DynamoDB Local fails beside ORDER BY; <> NULL is TRUE for a missing one.
         if self._is_key(binary.left):
             return text
-        return f"({text} AND attribute_exists({self.process(binary.left, **kw)}))"
+        attribute = self.process(binary.left, **kw)
+        return f"({text} AND attribute_exists({attribute}) AND {attribute} <> NULL)"
 
     def _unordered(self, what: str) -> None:
         # DynamoDB Local fails NOT (...) in a statement with ORDER BY (InternalFailure).

@@ -85,7 +85,7 @@ def params(statement) -> list:
         ),
         (
             select(items).where(items.c.pk == "A", items.c.n != 3),
-            ALL + ' WHERE "pk" = ? AND (("n" <> ? AND attribute_exists("n")))',
+            ALL + ' WHERE "pk" = ? AND (("n" <> ? AND attribute_exists("n") AND "n" <> NULL))',
         ),
         (
             select(items).where(items.c.name.is_(None)),
@@ -97,7 +97,7 @@ def params(statement) -> list:
         ),
         (
             select(items).where(items.c.n.not_in([1, 2])),
-            ALL + ' WHERE (NOT "n" IN [__[POSTCOMPILE_n_1]] AND attribute_exists("n"))',
+            ALL + ' WHERE (NOT "n" IN [__[POSTCOMPILE_n_1]] AND attribute_exists("n") AND "n" <> NULL)',
         ),
         (
             select(items).where(items.c.pk == "A", or_(items.c.n < 1, items.c.n > 9), items.c.name == "x"),
@@ -119,11 +119,11 @@ def params(statement) -> list:
         # SQLAlchemy folds NOT (a = b) into a <> b, which keeps SQL's three-valued logic here
         (
             select(items).where(not_(items.c.n == 1)),
-            ALL + ' WHERE ("n" <> ? AND attribute_exists("n"))',
+            ALL + ' WHERE ("n" <> ? AND attribute_exists("n") AND "n" <> NULL)',
         ),
         (
             select(items).where(~items.c.name.startswith("a")),
-            ALL + ' WHERE (NOT begins_with("name", ?) AND attribute_exists("name"))',
+            ALL + ' WHERE (NOT begins_with("name", ?) AND attribute_exists("name") AND "name" <> NULL)',
         ),
         (
             select(items).where(items.c.pk == "A").order_by(items.c.sk),
@@ -463,7 +463,7 @@ FLAGS = 'SELECT "pk" FROM "flags" WHERE '
         # NOT goes down to the tests (De Morgan); each negated test is TRUE only where SQL's is
         (
             not_(or_(flags.c.n == 1, flags.c.s == "x")),
-            'NOT (NOT (("n" <> ? AND attribute_exists("n")) AND ("s" <> ? AND attribute_exists("s"))))',
+            'NOT (NOT (("n" <> ? AND attribute_exists("n") AND "n" <> NULL) AND ("s" <> ? AND attribute_exists("s") AND "s" <> NULL)))',
         ),
         (not_(and_(flags.c.n > 1, flags.c.s < "x")), '"n" <= ? OR "s" >= ?'),
         (
@@ -472,10 +472,13 @@ FLAGS = 'SELECT "pk" FROM "flags" WHERE '
         ),
         (not_(not_(flags.c.n == 1)), '"n" = ?'),
         (~flags.c.n.between(1, 5), '("n" < ? OR "n" > ?)'),
-        (~flags.c.n.in_([1, 2]), '(NOT "n" IN [__[POSTCOMPILE_n_1]] AND attribute_exists("n"))'),
+        (
+            ~flags.c.n.in_([1, 2]),
+            '(NOT "n" IN [__[POSTCOMPILE_n_1]] AND attribute_exists("n") AND "n" <> NULL)',
+        ),
         (flags.c.s.contains("ab"), 'contains("s", ?)'),
         (flags.c.tags.contains("red"), 'contains("tags", ?)'),
-        (~flags.c.s.contains("ab"), '(NOT contains("s", ?) AND attribute_exists("s"))'),
+        (~flags.c.s.contains("ab"), '(NOT contains("s", ?) AND attribute_exists("s") AND "s" <> NULL)'),
         (func.size(flags.c.tags) > 2, 'size("tags") > ?'),
         (func.attribute_type(flags.c.doc, "M"), 'attribute_type("doc", ?)'),
         (func.attribute_exists(flags.c.s), 'attribute_exists("s")'),
@@ -621,7 +624,7 @@ def test_not_in_beside_order_by_becomes_a_chain_at_execution():
     assert compiled.dynamodb_not_in_chain
     expanded = compiled.construct_expanded_state({"pk_1": "A", "n_1": [1, 2]}).statement
     assert not_in_as_chain(expanded) == (
-        'SELECT "pk" FROM "items" WHERE "pk" = ? AND ((("n" <> ? AND "n" <> ?) AND attribute_exists("n"))) '
+        'SELECT "pk" FROM "items" WHERE "pk" = ? AND ((("n" <> ? AND "n" <> ?) AND attribute_exists("n") AND "n" <> NULL)) '
         'ORDER BY "sk"'
     )
 

@@ -185,3 +185,30 @@ def test_json_elements_read_with_as_type_are_converted_in_python(table):
             conn.scalar(select(t.c.doc["l"][1].as_boolean()).where(t.c.pk == "A", t.c.sk == 1))
     assert row == (1, "1", 1.0, Decimal("1.00"), "q", True)
     assert [type(v) for v in row] == [int, str, float, Decimal, str, bool]
+
+
+def test_a_stored_null_is_unknown_to_negated_tests(table, raw):
+    """boto3 writes None as a NULL attribute; SQL's NULL makes a negated test unknown (no row),
+    where PartiQL's would be TRUE."""
+    engine, t = table
+    for sk, n in ((1, {"NULL": True}), (2, {"N": "5"}), (3, None), (4, {"N": "7"})):
+        item = {"pk": {"S": "N"}, "sk": {"N": str(sk)}, "s": {"NULL": True} if sk == 1 else {"S": "ab"}}
+        if n is not None:
+            item["n"] = n
+        raw.put_item(TableName=t.name, Item=item)
+    try:
+        with engine.connect() as conn:
+
+            def matching(condition, ordered: bool = False) -> list[int]:
+                query = select(t.c.sk).where(t.c.pk == "N", condition)
+                return conn.scalars(query.order_by(t.c.sk) if ordered else query).all()
+
+            assert matching(t.c.n != 5) == matching(t.c.n != 5, ordered=True) == [4]
+            assert sorted(matching(t.c.n.not_in([5, 6]))) == [4]
+            assert sorted(matching(~t.c.s.startswith("x"))) == [2, 3, 4]
+            assert sorted(matching(~t.c.s.contains("a"))) == []
+            assert sorted(matching(t.c.n.is_(None))) == [1, 3]
+            assert sorted(matching(t.c.n.is_not(None))) == [2, 4]
+    finally:
+        for sk in range(1, 5):
+            raw.delete_item(TableName=t.name, Key={"pk": {"S": "N"}, "sk": {"N": str(sk)}})
