@@ -517,7 +517,7 @@ class DynamoDBCompiler(compiler.SQLCompiler):
                 c.replace(_COUNT_ROWS, self.preparer.quote(key_schema(table).hash_key.name))
                 for c in inner_columns
             ]
-        index, keys, reason = self._access_path(table, select)
+        index, keys, reason = self._access_path(table, select, compile_state)
         source = self.preparer.format_table(table)
         if index is not None:
             source += "." + self.preparer.quote_identifier(index.name)
@@ -559,7 +559,9 @@ class DynamoDBCompiler(compiler.SQLCompiler):
             self._row_limit(select)
         return text
 
-    def _access_path(self, table: Table, select: Any) -> tuple[Index | None, KeySchema, str]:
+    def _access_path(
+        self, table: Table, select: Any, compile_state: Any
+    ) -> tuple[Index | None, KeySchema, str]:
         """The table, or the secondary index that can serve the query with a key condition, and
         why an index whose key the query pins was passed over.
 
@@ -573,7 +575,8 @@ class DynamoDBCompiler(compiler.SQLCompiler):
         needed = _attribute_names(
             [*select.selected_columns, *select._where_criteria, *select._order_by_clauses]
         )
-        forced = forced_index(self.statement, select)
+        # the ORM's statement (its options) is the compile state's select_statement
+        forced = forced_index(select, getattr(compile_state, "select_statement", None))
         if forced is not None:
             return self._forced_index(table, forced, needed)
 
