@@ -42,6 +42,14 @@ def describe_table(connection: Connection, table: str) -> dict[str, Any] | None:
         raise translate(exc) from exc
 
 
+def time_to_live_attribute(connection: Connection, table: str) -> str | None:
+    """The attribute whose epoch seconds expire items, when TTL is enabled (or being enabled)."""
+    described = connection._call("describe_time_to_live", {"TableName": table})["TimeToLiveDescription"]
+    if described.get("TimeToLiveStatus") in ("ENABLED", "ENABLING"):
+        return described.get("AttributeName")
+    return None
+
+
 def list_tables(connection: Connection, page_size: int | None = None) -> list[str]:
     """Every table name, following ListTables paging (``page_size`` names per request; at most
     100, DynamoDB's default)."""

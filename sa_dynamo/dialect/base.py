@@ -453,6 +453,24 @@ class DynamoDBDialect(default.DefaultDialect):
     def get_table_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
         return self._admin(admin.list_tables, connection)
 
+    @reflection.cache
+    def get_table_options(
+        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
+    ) -> dict[str, Any]:
+        """Billing mode, provisioned capacity and the TTL attribute, as the Table keywords that
+        create the same table."""
+        described = self._described(connection, table_name, **kw)
+        mode = described.get("BillingModeSummary", {}).get("BillingMode", "PROVISIONED")
+        options: dict[str, Any] = {"dynamodb_billing_mode": mode}
+        if mode == "PROVISIONED":
+            throughput = described["ProvisionedThroughput"]
+            options["dynamodb_read_capacity"] = throughput["ReadCapacityUnits"]
+            options["dynamodb_write_capacity"] = throughput["WriteCapacityUnits"]
+        ttl = self._admin(admin.time_to_live_attribute, connection, table_name)
+        if ttl is not None:
+            options["dynamodb_ttl"] = ttl
+        return options
+
     def get_view_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
         return []
 

@@ -85,6 +85,31 @@ def test_reflected_table_compiles_to_the_request_that_created_it(engine, metadat
     assert str(CreateTable(table).compile(engine)) == str(CreateTable(original).compile(engine))
 
 
+@pytest.mark.parametrize(
+    ("options", "reflected"),
+    [
+        ({}, {"dynamodb_billing_mode": "PAY_PER_REQUEST"}),
+        (
+            {"dynamodb_read_capacity": 3, "dynamodb_write_capacity": 4, "dynamodb_ttl": "expires"},
+            {
+                "dynamodb_billing_mode": "PROVISIONED",
+                "dynamodb_read_capacity": 3,
+                "dynamodb_write_capacity": 4,
+                "dynamodb_ttl": "expires",
+            },
+        ),
+    ],
+)
+def test_billing_and_ttl_are_reflected(engine, metadata, table_name, options, reflected):
+    original = Table(
+        table_name, metadata, Column("pk", String, primary_key=True), Column("expires", Integer), **options
+    )
+    metadata.create_all(engine)
+    assert inspect(engine).get_table_options(table_name) == reflected
+    again = Table(table_name, MetaData(), autoload_with=engine)
+    assert str(CreateTable(again).compile(engine)) == str(CreateTable(original).compile(engine))
+
+
 def test_has_table_and_a_missing_table(engine, metadata, table_name):
     Table(table_name, metadata, Column("pk", String, primary_key=True))
     inspector = inspect(engine)
