@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterable
-from typing import NamedTuple, NoReturn
+from collections.abc import Callable, Iterable, Sequence
+from decimal import Decimal
+from typing import Any, NamedTuple, NoReturn
 
 from sqlalchemy import exc
 from sqlglot import exp, parser, tokens
@@ -32,6 +33,60 @@ class KeyNames(NamedTuple):
     indexes: dict[str, tuple[str, str | None]] = {}  # index name -> (hash key, range key)
 
 
+class TranslationError(exc.CompileError):
+    """SQL text that DynamoDB PartiQL cannot express: the same kind of error as the compiler's."""
+
+
+def _refuse(what: str, instead: str) -> NoReturn:
+    raise TranslationError(f"DynamoDB PartiQL cannot express {what}: {instead}")
+
+
+def _refuse_empty_key(attribute: str) -> NoReturn:
+    # The compiler's words, so that both roads give the same refusal.
+    _refuse(
+        f"a comparison of key attribute {attribute!r} with an empty value",
+        "no key is empty, so leave the condition out or skip the query",
+    )
+
+
+class Bound(NamedTuple):
+    """A value a test compares with, known when the statement runs: the input parameter
+    ``index``, or the ``literal`` written in the text."""
+
+    index: int | None
+    literal: Any = None
+
+    def of(self, parameters: Sequence[Any]) -> Any:
+        return self.literal if self.index is None else parameters[self.index]
+
+
+class Checks(NamedTuple):
+    """What only the values decide, checked when the statement runs, as the compiled path
+    checks its parameters: DynamoDB rejects an empty key value even in a filter (no key is
+    empty: refused), and rejects a sort-key BETWEEN with reversed bounds (SQL: no row)."""
+
+    key_values: tuple[tuple[int, str], ...] = ()  # (input parameter, key attribute compared with it)
+    key_between: tuple[Bound, Bound] | None = None  # a sort-key condition's BETWEEN bounds
+    always_empty: bool = False  # the WHERE folded to FALSE (a key attribute IS NULL)
+
+    def no_rows(self, rows: Sequence[Sequence[Any]]) -> bool:
+        """Whether the statement can match no row, so nothing need be sent; a refusal for an
+        empty value compared with a key attribute."""
+        for row in rows:
+            for index, attribute in self.key_values:
+                if isinstance(row[index], (str, bytes)) and not row[index]:
+                    _refuse_empty_key(attribute)
+        if self.always_empty:
+            return True
+        if self.key_between is None or not rows:
+            return False
+        low, high = (bound.of(rows[0]) for bound in self.key_between)
+        try:
+            return bool(low > high)
+        except TypeError:  # values of different types: DynamoDB's own error says so
+            return False
+
+
 class Translation(NamedTuple):
     """One statement as PartiQL, plus what execution needs that PartiQL cannot say."""
 
@@ -40,14 +95,7 @@ class Translation(NamedTuple):
     limit: int | None  # LIMIT as a row count (never sent to DynamoDB; the cursor stops after it)
     limit_param: int | None  # index of the input parameter holding the LIMIT, for `LIMIT ?`
     kind: str  # SELECT / INSERT / UPDATE / DELETE
-
-
-class TranslationError(exc.CompileError):
-    """SQL text that DynamoDB PartiQL cannot express: the same kind of error as the compiler's."""
-
-
-def _refuse(what: str, instead: str) -> NoReturn:
-    raise TranslationError(f"DynamoDB PartiQL cannot express {what}: {instead}")
+    checks: Checks = Checks()  # what the parameter values decide when the statement runs
 
 
 _FUNCTION_ADVICE = f"DynamoDB offers {', '.join(sorted(FUNCTIONS))}; compute anything else in Python"
@@ -222,10 +270,12 @@ class _Test(NamedTuple):
     text: str
     attribute: str | None  # the top-level attribute compared, None for a path or a function of one
     operator: str | None  # "=", "IN", "<", ..., "BETWEEN", "begins_with"; None: never a key condition
-    # A sibling test this one already contains, under AND or OR: our own output, read again,
+    # Sibling tests this one already contains, under AND or OR: our own output, read again,
     # translates to itself instead of gaining a second guard.
-    absorbs: tuple[str, str] | None = None
+    absorbs: tuple[str, tuple[str, ...]] | None = None
+    absorbed_as: str | None = None  # what a sibling's absorbs names this test by, if not its text
     key_text: str | None = None  # the text when it is the key condition, if that differs
+    bounds: tuple[Bound, Bound] | None = None  # BETWEEN's, checked when it is the key condition
 
 
 class _Group(NamedTuple):
@@ -246,8 +296,13 @@ def _group(operator: str, parts: Iterable[_Node]) -> _Node:
                 return absorbing
         else:
             flat.extend(part.parts if isinstance(part, _Group) and part.operator == operator else [part])
-    absorbed = {p.absorbs[1] for p in flat if isinstance(p, _Test) and p.absorbs and p.absorbs[0] == operator}
-    kept = [p for p in flat if not (isinstance(p, _Test) and p.text in absorbed)]
+    absorbed = {
+        text
+        for p in flat
+        if isinstance(p, _Test) and p.absorbs and p.absorbs[0] == operator
+        for text in p.absorbs[1]
+    }
+    kept = [p for p in flat if not (isinstance(p, _Test) and (p.absorbed_as or p.text) in absorbed)]
     if not kept:
         return not absorbing
     return kept[0] if len(kept) == 1 else _Group(operator, tuple(kept))
@@ -301,9 +356,12 @@ class _Translator:
         self._keys = keys
         self._table = ""
         self._table_keys: KeyNames | None = None
-        self._key_paths: set[str] = set()  # the table's key attributes, quoted
+        self._key_paths: dict[str, str] = {}  # the table's key attributes: quoted -> name
         self._negations: list[str] = []  # NOT tests written so far, which ORDER BY cannot take
         self._ordered = False  # the statement has an ORDER BY
+        self._key_values: list[tuple[int, str]] = []  # parameters compared with a key attribute
+        self._key_between: tuple[Bound, Bound] | None = None
+        self._always_empty = False
 
     def translate(self, statement: exp.Expression) -> Translation:
         limit = limit_param = None
@@ -321,7 +379,10 @@ class _Translator:
         else:
             _refuse(f"the statement {statement.sql()}", "send SELECT, INSERT, UPDATE or DELETE")
         order = tuple(int(index) for index in _MARKER.findall(text))
-        return Translation(_MARKER.sub("?", text), order, limit, limit_param, kind)
+        # Only the parameters sent count: a test folded away (beside a key's IS NULL) is not.
+        key_values = tuple((index, key) for index, key in self._key_values if index in order)
+        checks = Checks(key_values, self._key_between, self._always_empty)
+        return Translation(_MARKER.sub("?", text), order, limit, limit_param, kind, checks)
 
     # -- tables ----------------------------------------------------------------------------
 
@@ -338,7 +399,7 @@ class _Translator:
         self._table, self._table_keys = table, self._keys(table)
         if self._table_keys is not None:
             keys = (self._table_keys.hash_key, self._table_keys.range_key)
-            self._key_paths = {_quote(k) for k in keys if k is not None}
+            self._key_paths = {_quote(k): k for k in keys if k is not None}
         if index is None:
             return _quote(table), self._table_keys
         if statement != "SELECT":
@@ -360,13 +421,16 @@ class _Translator:
         terms = self._terms(select.args.get("where"))
         text = f"SELECT {', '.join(columns)} FROM {table}{self._where(terms, keys)}"
         if select.args.get("order"):
-            if self._negations:
+            if self._negations and not self._always_empty:
                 # DynamoDB Local fails NOT (...) in a statement with ORDER BY (InternalFailure).
                 _refuse(
                     f"{self._negations[0]} together with ORDER BY",
                     "filter these rows in Python, or drop the ORDER BY",
                 )
-            text += self._order_by(select.args["order"], keys, terms, columns)
+            order_by = self._order_by(select.args["order"], keys, terms, columns)
+            # A WHERE folded to FALSE: no row to order and nothing sent, so no partition key
+            # need be pinned; the ORDER BY is left out as the WHERE is.
+            text += "" if self._always_empty else order_by
         limit = limit_param = None
         if select.args.get("limit"):
             limit, limit_param = self._limit(select.args["limit"])
@@ -396,7 +460,9 @@ class _Translator:
         """ORDER BY the sort key only, and only with partition-key equality: DynamoDB returns a
         partition in sort-key order and nothing else."""
         _plain(order, "expressions")
-        if keys is not None and not any(_is_on(t, keys.hash_key, {"="}) for t in terms):
+        if keys is not None and not (
+            self._always_empty or any(_is_on(t, keys.hash_key, {"="}) for t in terms)
+        ):
             _refuse(
                 "ORDER BY without partition-key equality",
                 f"add {keys.hash_key} = ? to the WHERE clause, or sort the rows in Python",
@@ -440,16 +506,23 @@ class _Translator:
 
     # -- WHERE -----------------------------------------------------------------------------
 
-    def _terms(self, where: exp.Where | None) -> list[_Test | _Group]:
-        """The WHERE clause as a list of ANDed terms, NOTs pushed down to the tests."""
+    def _terms(self, where: exp.Where | None, write: bool = False) -> list[_Test | _Group]:
+        """The WHERE clause as a list of ANDed terms, NOTs pushed down to the tests.
+
+        A WHERE that is FALSE (a key attribute IS NULL) makes a SELECT match no row: nothing is
+        sent, as the compiler does for the same condition.
+        """
         if where is None:
             return []
         condition = self._condition(where.this)
         if condition is False:
-            _refuse(
-                "a WHERE clause that no item can meet (a key attribute IS NULL)",
-                "skip the statement: every item has its key attributes",
-            )
+            if write:
+                _refuse(
+                    "a WHERE clause that no item can meet (a key attribute IS NULL)",
+                    "skip the statement: every item has its key attributes",
+                )
+            self._always_empty = True
+            return []
         if condition is True:
             return []
         return (
@@ -481,6 +554,8 @@ class _Translator:
                     f"(select the matching keys first to {full_key.lower()} several items)",
                 )
         key_parts = [t.key_text or t.text for t in (hash_term, range_term) if t is not None]
+        if range_term is not None and range_term.bounds is not None:
+            self._key_between = range_term.bounds
         rest = [t for t in terms if t is not hash_term and t is not range_term]
         if len(rest) == 1 and not key_parts:
             return " WHERE " + _render(rest[0])
@@ -546,9 +621,13 @@ class _Translator:
             # = NULL / <> NULL read as IS [NOT] NULL, as SQLAlchemy reads == None / != None.
             if operator not in ("=", "<>"):
                 _refuse(f"a comparison with NULL ({node.sql()})", "test with IS NULL or IS NOT NULL")
-            return self._null_test(self._path(left), operator == "=")
+            test = self._null_test(self._path(left), operator == "=")
+            # `a <> NULL` as the tail of a guard read again; IS NOT NULL is the user's own test.
+            if operator == "<>" and isinstance(test, _Test):
+                return test._replace(absorbed_as=f"{self._path(left)} <> NULL")
+            return test
         operand, attribute, subject = self._operand(left)
-        text = f"{operand} {operator} {self._value(right)}"
+        text = f"{operand} {operator} {self._compared(operand, right)}"
         return self._guarded(text, subject) if operator == "<>" else _Test(text, attribute, operator)
 
     def _between(self, node: exp.Between, negated: bool) -> _Test:
@@ -556,11 +635,13 @@ class _Translator:
         row), so the filter says it with comparisons, which are also false for a missing attribute."""
         _plain(node, "this", "low", "high")
         operand, attribute, _subject = self._operand(node.this)
-        low, high = self._value(node.args["low"]), self._value(node.args["high"])
+        low, high = (self._compared(operand, node.args[bound]) for bound in ("low", "high"))
         if negated:
             return _Test(f"({operand} < {low} OR {operand} > {high})", None, None)
         text = f"({operand} >= {low} AND {operand} <= {high})"
-        return _Test(text, attribute, "BETWEEN", key_text=f"{operand} BETWEEN {low} AND {high}")
+        bounds = (self._bound(node.args["low"]), self._bound(node.args["high"]))
+        key_text = f"{operand} BETWEEN {low} AND {high}"
+        return _Test(text, attribute, "BETWEEN", key_text=key_text, bounds=bounds)
 
     def _in(self, node: exp.In, negated: bool) -> _Test:
         if node.args.get("query"):
@@ -577,7 +658,7 @@ class _Translator:
                 f"DynamoDB takes at most {MAX_IN_OPERANDS}; split the list into several queries",
             )
         operand, attribute, subject = self._operand(node.this)
-        listed = [self._value(v) for v in values]
+        listed = [self._compared(operand, v) for v in values]
         if negated and self._ordered:
             # The same test without NOT, which DynamoDB Local fails beside ORDER BY.
             return self._guarded("(" + " AND ".join(f"{operand} <> {v}" for v in listed) + ")", subject)
@@ -600,21 +681,25 @@ class _Translator:
         if path in self._key_paths:
             return not is_null
         if is_null:
-            return _Test(f"({path} IS NULL OR {path} IS MISSING)", None, None, ("OR", f"{path} IS MISSING"))
+            return _Test(
+                f"({path} IS NULL OR {path} IS MISSING)", None, None, ("OR", (f"{path} IS MISSING",))
+            )
         # <> NULL is TRUE for any stored value but NULL, and for a missing attribute; DynamoDB
         # Local accepts it beside ORDER BY, where IS NOT NULL fails.
         guard = f"attribute_exists({path})"
-        return _Test(f"({guard} AND {path} <> NULL)", None, None, ("AND", guard))
+        return _Test(f"({guard} AND {path} <> NULL)", None, None, ("AND", (guard,)))
 
     def _guarded(self, text: str, subject: str) -> _Test:
-        """A test made FALSE where its attribute is missing: PartiQL's negative tests are TRUE
-        there, SQL's are unknown (no row). attribute_exists(), because DynamoDB Local fails
-        IS NOT MISSING beside ORDER BY; a key attribute is never missing and takes no guard
-        (DynamoDB Local fails one on it)."""
+        """A test made FALSE where its attribute is missing or stored as NULL (as boto3 writes
+        None): PartiQL's negative tests are TRUE there, SQL's are unknown (no row); the
+        compiler's guard. attribute_exists(), because DynamoDB Local fails IS NOT MISSING
+        beside ORDER BY; <> NULL is TRUE for a missing attribute, hence both. A key attribute
+        always has a value and takes no guard (DynamoDB Local fails one on it)."""
         if subject in self._key_paths:
             return _Test(text, None, None)
         guard = f"attribute_exists({subject})"
-        return _Test(f"({text} AND {guard})", None, None, ("AND", guard))
+        absorbs = ("AND", (guard, f"{subject} <> NULL"))
+        return _Test(f"({text} AND {guard} AND {subject} <> NULL)", None, None, absorbs)
 
     def _negation(self, what: str, text: str, subject: str) -> _Test:
         self._negations.append(what)
@@ -631,13 +716,18 @@ class _Translator:
                 "with the prefix in the text, or begins_with(x, ?) with the prefix as the parameter",
             )
         prefix = pattern.this[:-1]
-        if not pattern.this.endswith("%") or not prefix or "%" in prefix or "_" in prefix:
+        if not pattern.this.endswith("%") or "%" in prefix or "_" in prefix:
             _refuse(
                 f"LIKE {_string(pattern.this)}",
                 "DynamoDB matches a prefix only: write LIKE 'prefix%', begins_with(x, 'prefix') "
                 "(which takes % and _ literally), contains(x, 'text') for a substring, or filter in Python",
             )
         negated = negated != bool(node.args.get("negate"))
+        # LIKE '%' is begins_with(x, ''): TRUE for every string, as the compiler's startswith('');
+        # on a key attribute it is the empty key value DynamoDB rejects.
+        attribute = self._key_paths.get(self._path(node.this))
+        if not prefix and attribute is not None:
+            _refuse_empty_key(attribute)
         return self._test_function("begins_with", node.this, _string(prefix), negated, "NOT LIKE")
 
     def _function(self, node: exp.Anonymous, negated: bool) -> _Test:
@@ -647,7 +737,11 @@ class _Translator:
             _refuse(f"{name}() with {len(arguments)} arguments", f"{name} takes {FUNCTIONS[name]}")
         if name == "size":
             _refuse("size() as a condition", "compare it with a value: size(x) > ?")
-        value = self._value(arguments[1]) if len(arguments) == 2 else None
+        value = None
+        if name in ("begins_with", "contains"):
+            value = self._compared(self._path(arguments[0]), arguments[1])
+        elif len(arguments) == 2:
+            value = self._value(arguments[1])
         return self._test_function(name, arguments[0], value, negated, f"NOT {name}()")
 
     def _test_function(
@@ -724,6 +818,31 @@ class _Translator:
         if _is_operand(node):
             _refuse(f"the attribute {node.sql()} where a value is expected", "pass a parameter or a literal")
         _refuse_expression(node)
+
+    def _compared(self, operand: str, node: exp.Expression) -> str:
+        """A value compared with ``operand``. One compared with a key attribute must not be
+        empty: DynamoDB rejects it even in a filter. A literal is refused here, a parameter
+        when the statement runs (Checks)."""
+        value = self._value(node)
+        attribute = self._key_paths.get(operand)
+        if attribute is not None:
+            if isinstance(node, exp.Placeholder):
+                self._key_values.append((self._parameter(node), attribute))
+            elif isinstance(node, exp.Literal) and node.is_string and not node.this:
+                _refuse_empty_key(attribute)
+        return value
+
+    def _bound(self, node: exp.Expression) -> Bound:
+        """A value as a Bound: its parameter, or the literal's Python value."""
+        if isinstance(node, exp.Placeholder):
+            return Bound(self._parameter(node))
+        if isinstance(node, exp.Boolean):
+            return Bound(None, bool(node.this))
+        if isinstance(node, exp.Literal):
+            return Bound(None, node.this if node.is_string else Decimal(node.this))
+        if isinstance(node, exp.Neg):
+            return Bound(None, -Decimal(node.this.this))
+        return Bound(None)  # NULL: refused by _value before this is asked
 
     def _parameter(self, node: exp.Placeholder) -> int:
         start = node.meta.get("start")
@@ -804,7 +923,7 @@ class _Translator:
                 )
         if not sets and not removes:
             _refuse("a write without values", "give at least one column a value")
-        where = self._where(self._terms(update.args.get("where")), keys, "UPDATE")
+        where = self._where(self._terms(update.args.get("where"), write=True), keys, "UPDATE")
         return f"UPDATE {table}" + (" SET " + ", ".join(sets) if sets else "") + "".join(removes) + where
 
     def _delete(self, delete: exp.Delete) -> str:
@@ -813,6 +932,6 @@ class _Translator:
         if returning is not None and [e.name for e in returning.expressions] != ["ALL OLD *"]:
             _refuse(f"{returning.sql()} on DELETE", "remove it; the dialect counts the deleted rows itself")
         table, keys = self._source(delete.this, "DELETE")
-        where = self._where(self._terms(delete.args.get("where")), keys, "DELETE")
+        where = self._where(self._terms(delete.args.get("where"), write=True), keys, "DELETE")
         # A DELETE of a missing item succeeds silently; the old item tells whether one was deleted.
         return f"DELETE FROM {table}{where} RETURNING ALL OLD *"

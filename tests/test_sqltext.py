@@ -6,6 +6,7 @@ from __future__ import annotations
 import operator
 import uuid
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from sqlalchemy import exc
 
 from sa_dynamo import dbapi
 from sa_dynamo.dialect.base import DynamoDBDialect
-from sa_dynamo.sqltext import KeyNames, Translation, TranslationError, translate
+from sa_dynamo.sqltext import Bound, Checks, KeyNames, Translation, TranslationError, translate
 
 KEYS = {
     "items": KeyNames("pk", "sk", {"gsi1": ("gsi1pk", "gsi1sk"), "gsi2": ("gsi2pk", None)}),
@@ -71,6 +72,12 @@ TRANSLATED = [
         ALL + ' WHERE "pk" = ? AND begins_with("sk", \'ORDER#\')',
         (0,),
     ),
+    # a key attribute IS NULL folds the WHERE to FALSE: nothing is sent (Checks.always_empty),
+    # so neither the WHERE nor an ORDER BY is written
+    case("SELECT * FROM items WHERE pk IS NULL", ALL),
+    case("SELECT * FROM items WHERE n = ? AND (pk IS NULL OR sk IS NULL) ORDER BY sk", ALL),
+    # LIKE '%' is the compiler's startswith(''): TRUE for every string
+    case("SELECT * FROM items WHERE s LIKE '%'", ALL + " WHERE begins_with(\"s\", '')"),
     case(
         "SELECT * FROM items WHERE pk = ? AND sk LIKE 'O''B%'",
         ALL + " WHERE \"pk\" = ? AND begins_with(\"sk\", 'O''B')",
@@ -125,11 +132,18 @@ TRANSLATED = [
     # -- SQL's three-valued logic -----------------------------------------------------------
     case(
         "SELECT * FROM items WHERE pk = ? AND n <> ?",
-        ALL + ' WHERE "pk" = ? AND (("n" <> ? AND attribute_exists("n")))',
+        ALL + ' WHERE "pk" = ? AND (("n" <> ? AND attribute_exists("n") AND "n" <> NULL))',
         (0, 1),
     ),
-    case("SELECT * FROM items WHERE n != 3", ALL + ' WHERE ("n" <> 3 AND attribute_exists("n"))'),
-    case("SELECT * FROM items WHERE NOT n = ?", ALL + ' WHERE ("n" <> ? AND attribute_exists("n"))', (0,)),
+    case(
+        "SELECT * FROM items WHERE n != 3",
+        ALL + ' WHERE ("n" <> 3 AND attribute_exists("n") AND "n" <> NULL)',
+    ),
+    case(
+        "SELECT * FROM items WHERE NOT n = ?",
+        ALL + ' WHERE ("n" <> ? AND attribute_exists("n") AND "n" <> NULL)',
+        (0,),
+    ),
     # a key attribute is never missing: no guard (DynamoDB Local fails one on it)
     case("SELECT * FROM items WHERE pk = ? AND sk <> ?", ALL + ' WHERE "pk" = ? AND ("sk" <> ?)', (0, 1)),
     case("SELECT * FROM items WHERE sk NOT IN (?)", ALL + ' WHERE NOT "sk" IN [?]', (0,)),
@@ -152,7 +166,7 @@ TRANSLATED = [
     ),
     case(
         "SELECT * FROM items WHERE n NOT IN (?, ?)",
-        ALL + ' WHERE (NOT "n" IN [?, ?] AND attribute_exists("n"))',
+        ALL + ' WHERE (NOT "n" IN [?, ?] AND attribute_exists("n") AND "n" <> NULL)',
         (0, 1),
     ),
     case("SELECT * FROM items WHERE NOT n NOT IN (?)", ALL + ' WHERE "n" IN [?]', (0,)),
@@ -169,12 +183,12 @@ TRANSLATED = [
     ),
     case(
         "SELECT * FROM items WHERE name NOT LIKE 'a%'",
-        ALL + ' WHERE (NOT begins_with("name", \'a\') AND attribute_exists("name"))',
+        ALL + ' WHERE (NOT begins_with("name", \'a\') AND attribute_exists("name") AND "name" <> NULL)',
     ),
     case(
         "SELECT * FROM items WHERE NOT (n = ? OR s = ?)",
         ALL
-        + ' WHERE NOT (NOT (("n" <> ? AND attribute_exists("n")) AND ("s" <> ? AND attribute_exists("s"))))',
+        + ' WHERE NOT (NOT (("n" <> ? AND attribute_exists("n") AND "n" <> NULL) AND ("s" <> ? AND attribute_exists("s") AND "s" <> NULL)))',
         (0, 1),
     ),
     case("SELECT * FROM items WHERE NOT (n > ? AND s < ?)", ALL + ' WHERE "n" <= ? OR "s" >= ?', (0, 1)),
@@ -186,7 +200,7 @@ TRANSLATED = [
     case(
         "SELECT * FROM items WHERE pk = ? AND NOT (n = ? OR s = ?)",
         ALL
-        + ' WHERE "pk" = ? AND (("n" <> ? AND attribute_exists("n")) AND ("s" <> ? AND attribute_exists("s")))',
+        + ' WHERE "pk" = ? AND (("n" <> ? AND attribute_exists("n") AND "n" <> NULL) AND ("s" <> ? AND attribute_exists("s") AND "s" <> NULL))',
         (0, 1, 2),
     ),
     case("SELECT * FROM items WHERE b", ALL + ' WHERE "b" = true'),
@@ -195,12 +209,12 @@ TRANSLATED = [
     case("SELECT * FROM items WHERE contains(tags, ?)", ALL + ' WHERE contains("tags", ?)', (0,)),
     case(
         "SELECT * FROM items WHERE NOT CONTAINS(s, 'ab')",
-        ALL + ' WHERE (NOT contains("s", \'ab\') AND attribute_exists("s"))',
+        ALL + ' WHERE (NOT contains("s", \'ab\') AND attribute_exists("s") AND "s" <> NULL)',
     ),
     case("SELECT * FROM items WHERE size(tags) > ?", ALL + ' WHERE size("tags") > ?', (0,)),
     case(
         "SELECT * FROM items WHERE size(s) <> ?",
-        ALL + ' WHERE (size("s") <> ? AND attribute_exists("s"))',
+        ALL + ' WHERE (size("s") <> ? AND attribute_exists("s") AND "s" <> NULL)',
         (0,),
     ),
     case("SELECT * FROM items WHERE attribute_type(doc, 'M')", ALL + " WHERE attribute_type(\"doc\", 'M')"),
@@ -269,14 +283,15 @@ TRANSLATED = [
     case(
         "SELECT * FROM items WHERE pk = ? AND n <> ? AND s IS NOT NULL ORDER BY sk",
         ALL
-        + ' WHERE "pk" = ? AND (("n" <> ? AND attribute_exists("n")) AND (attribute_exists("s") AND "s" <> NULL))'
+        + ' WHERE "pk" = ? AND (("n" <> ? AND attribute_exists("n") AND "n" <> NULL) AND (attribute_exists("s") AND "s" <> NULL))'
         ' ORDER BY "sk"',
         (0, 1),
     ),
     # NOT IN beside ORDER BY: the same test without NOT, which DynamoDB Local fails there
     case(
         "SELECT * FROM items WHERE pk = ? AND n NOT IN (?, 3) ORDER BY sk",
-        ALL + ' WHERE "pk" = ? AND ((("n" <> ? AND "n" <> 3) AND attribute_exists("n"))) ORDER BY "sk"',
+        ALL
+        + ' WHERE "pk" = ? AND ((("n" <> ? AND "n" <> 3) AND attribute_exists("n") AND "n" <> NULL)) ORDER BY "sk"',
         (0, 1),
     ),
     case("SELECT * FROM items WHERE pk = ? LIMIT 10", ALL + ' WHERE "pk" = ?', (0,), limit=10),
@@ -382,7 +397,8 @@ TRANSLATED = [
 
 @pytest.mark.parametrize(("sql", "expected"), TRANSLATED)
 def test_translation(sql: str, expected: Translation):
-    assert translate(sql, KEYS.get) == expected
+    # The checks that the parameter values decide at execution have their own table (CHECKED).
+    assert translate(sql, KEYS.get)._replace(checks=Checks()) == expected
 
 
 @pytest.mark.parametrize(("sql", "expected"), TRANSLATED)
@@ -394,8 +410,9 @@ def test_partiql_output_passes_through_unchanged(sql: str, expected: Translation
 
 # Output that reads back with fewer parentheses (the compiler's rendering, mirrored, has them).
 RENORMALISED = {
-    ALL + ' WHERE "pk" = ? AND ((("n" <> ? AND "n" <> 3) AND attribute_exists("n"))) ORDER BY "sk"': ALL
-    + ' WHERE "pk" = ? AND (("n" <> ? AND attribute_exists("n")) AND ("n" <> 3 AND attribute_exists("n")))'
+    ALL
+    + ' WHERE "pk" = ? AND ((("n" <> ? AND "n" <> 3) AND attribute_exists("n") AND "n" <> NULL)) ORDER BY "sk"': ALL
+    + ' WHERE "pk" = ? AND (("n" <> ? AND attribute_exists("n") AND "n" <> NULL) AND ("n" <> 3 AND attribute_exists("n") AND "n" <> NULL))'
     ' ORDER BY "sk"',
     ALL + ' WHERE ("n" < ? OR "n" > ?)': ALL + ' WHERE "n" < ? OR "n" > ?',
     ALL + ' WHERE "pk" = ? AND (("n" >= ? AND "n" <= ?))': ALL
@@ -449,7 +466,7 @@ REFUSED = [
     ("SELECT * FROM items WHERE 1 = 1", "a comparison of two values (1 = 1)"),
     ("SELECT * FROM items WHERE n < NULL", "a comparison with NULL (n < NULL): test with IS NULL"),
     (
-        "SELECT * FROM items WHERE pk IS NULL",
+        "DELETE FROM items WHERE pk = ? AND sk = ? AND sk IS NULL",
         "a WHERE clause that no item can meet (a key attribute IS NULL)",
     ),
     ("SELECT * FROM items WHERE n IN (1, NULL)", "NULL as a value here"),
@@ -468,7 +485,10 @@ REFUSED = [
     ("SELECT * FROM items WHERE s LIKE '%abc%'", "contains(x, 'text') for a substring"),
     ("SELECT * FROM items WHERE s LIKE 'a_c%'", "LIKE 'a_c%'"),
     ("SELECT * FROM items WHERE s LIKE 'abc'", "LIKE 'abc'"),
-    ("SELECT * FROM items WHERE s LIKE '%'", "LIKE '%'"),
+    ("SELECT * FROM items WHERE sk LIKE '%'", "a comparison of key attribute 'sk' with an empty value"),
+    ("SELECT * FROM items WHERE pk = '' AND n = ?", "a comparison of key attribute 'pk' with an empty value"),
+    ("SELECT * FROM items WHERE n = ? OR sk IN ('a', '')", "key attribute 'sk' with an empty value"),
+    ("SELECT * FROM items WHERE NOT begins_with(sk, '')", "key attribute 'sk' with an empty value"),
     ("SELECT * FROM items WHERE s LIKE 'a!%%' ESCAPE '!'", "LIKE ... ESCAPE"),
     ("SELECT * FROM items WHERE s ILIKE 'a%'", "ILIKE"),
     # DynamoDB's functions, used wrongly
@@ -613,6 +633,78 @@ def test_keys_are_asked_once_for_the_table_named():
         lambda name: asked.append(name) or KEYS.get(name),
     )
     assert asked == ["items"]
+
+
+# What only the parameter values decide, checked when the statement runs (as the compiled path
+# checks its parameters): (SQL, the Checks, parameters -> no_rows() or the refusal it raises).
+CHECKED = [
+    ("SELECT * FROM items WHERE n = ?", Checks(), [([1], False)]),
+    (
+        "SELECT * FROM items WHERE n > ? AND pk = ? AND sk IN (?, ?)",
+        Checks(key_values=((1, "pk"), (2, "sk"), (3, "sk"))),
+        [([1, "a", "b", "c"], False), ([1, "", "b", "c"], "key attribute 'pk' with an empty value")],
+    ),
+    # under OR and NOT too: DynamoDB rejects an empty key value in a filter as well
+    (
+        "SELECT * FROM items WHERE n = ? OR NOT (sk <> ?)",
+        Checks(key_values=((1, "sk"),)),
+        [([1, "x"], False), ([1, ""], "key attribute 'sk' with an empty value")],
+    ),
+    (
+        "SELECT * FROM items WHERE begins_with(sk, ?) AND pk = ?",
+        Checks(key_values=((0, "sk"), (1, "pk"))),
+        [(["", "a"], "key attribute 'sk' with an empty value")],
+    ),
+    # a sort-key BETWEEN with reversed bounds: no row, nothing sent (DynamoDB would reject it)
+    (
+        "SELECT * FROM items WHERE pk = ? AND sk BETWEEN ? AND ?",
+        Checks(key_values=((0, "pk"), (1, "sk"), (2, "sk")), key_between=(Bound(1), Bound(2))),
+        [(["a", "1", "2"], False), (["a", "2", "1"], True)],
+    ),
+    (
+        "SELECT * FROM items WHERE pk = ? AND sk BETWEEN '9' AND ?",
+        Checks(key_values=((0, "pk"), (1, "sk")), key_between=(Bound(None, "9"), Bound(1))),
+        [(["a", "1"], True), (["a", "a"], False)],
+    ),
+    # elsewhere BETWEEN is two comparisons, which simply match nothing
+    ("SELECT * FROM items WHERE n BETWEEN 3 AND -1", Checks(), [([], False)]),
+    (
+        "SELECT * FROM items.gsi1 WHERE gsi1pk = ? AND gsi1sk BETWEEN 2.5 AND 1",
+        Checks(key_between=(Bound(None, Decimal("2.5")), Bound(None, Decimal("1")))),
+        [([1], True)],
+    ),
+    # a key attribute IS NULL folds the WHERE to FALSE: no row, nothing sent, no ORDER BY refusal
+    ("SELECT * FROM items WHERE pk = ? AND sk IS NULL", Checks(always_empty=True), [(["a"], True)]),
+    (
+        "SELECT * FROM items WHERE pk IS NULL AND n = ? ORDER BY sk",
+        Checks(always_empty=True),
+        [([1], True)],
+    ),
+    # a test folded away is not sent, and its parameter is not checked
+    ("SELECT * FROM items WHERE pk = ? OR sk IS NOT NULL", Checks(), [([""], False)]),
+    # writes: every row of an executemany is checked
+    (
+        "UPDATE items SET n = ? WHERE pk = ? AND sk = ?",
+        Checks(key_values=((1, "pk"), (2, "sk"))),
+        [([1, "a", "b"], False), ([1, "a", "b", 2, "a", ""], "key attribute 'sk' with an empty value")],
+    ),
+]
+
+
+@pytest.mark.parametrize(("sql", "checks", "runs"), CHECKED, ids=[sql for sql, *_ in CHECKED])
+def test_what_the_values_decide_is_checked_when_the_statement_runs(
+    sql: str, checks: Checks, runs: list[tuple[list[Any], bool | str]]
+):
+    translation = translate(sql, KEYS.get)
+    assert translation.checks == checks
+    for parameters, outcome in runs:
+        width = max(len(translation.order), 1)
+        rows = [parameters[i : i + width] for i in range(0, max(len(parameters), 1), width)]
+        if isinstance(outcome, str):
+            with pytest.raises(TranslationError, match=outcome):
+                checks.no_rows(rows)
+        else:
+            assert checks.no_rows(rows) is outcome
 
 
 # -- on DynamoDB Local ----------------------------------------------------------------------
@@ -880,12 +972,9 @@ def _paired_combinations(inner: st.SearchStrategy) -> st.SearchStrategy:
 def test_conditions_translate_as_the_compiler_compiles_them(condition: tuple):
     sql, params, construct = condition
     statement = sa.select(table).where(construct)
-    try:
-        translation = translate(COLUMNS + sql, KEYS.get)
-    except TranslationError as refused:  # a key attribute IS NULL: the compiler answers no rows instead
-        assert "no item can meet" in str(refused)
-        assert statement.compile(dialect=DynamoDBDialect()).dynamodb_always_empty
-        return
+    translation = translate(COLUMNS + sql, KEYS.get)
     compiled = statement.compile(dialect=DynamoDBDialect(), compile_kwargs={"render_postcompile": True})
     assert translation.text == str(compiled)
+    # A key attribute IS NULL can fold the WHERE to FALSE: then neither sends anything.
+    assert translation.checks.always_empty == compiled.dynamodb_always_empty
     assert [params[i] for i in translation.order] == [compiled.params[name] for name in compiled.positiontup]

@@ -10,6 +10,7 @@ from sqlalchemy import Column, Integer, MetaData, Numeric, String, Table, text
 
 import sa_dynamo
 from sa_dynamo.exc import ScanNotAllowed
+from sa_dynamo.plan import plan_of_text
 from sa_dynamo.sqltext import TranslationError
 
 
@@ -95,3 +96,127 @@ def test_pandas_reads_selects_and_text_and_appends(engine, orders):
         new.to_sql(orders.name, conn, if_exists="append", index=False)
     back = pandas.read_sql(select(orders.c.sk, orders.c.n).where(orders.c.pk == "C#3"), engine)
     assert back.values.tolist() == [["a", 1], ["b", 2], ["c", 3]]
+
+
+def test_text_with_typed_columns_is_rewritten_too(engine, orders, sent):
+    """text().columns() is a TextualSelect, not plain text to SQLAlchemy: still rewritten."""
+    query = text(f"SELECT sk, n FROM {orders.name} WHERE pk = :pk AND n <> 3 AND sk > 'ORDER#3'")
+    with engine.connect() as conn:
+        rows = conn.execute(query.columns(orders.c.sk, orders.c.n), {"pk": "C#1"}).all()
+    assert rows == [("ORDER#4", 4), ("ORDER#5", 5)]  # n typed Integer: int, not Decimal
+    assert sent == [
+        f'SELECT "sk", "n" FROM "{orders.name}" WHERE "pk" = ? AND "sk" > \'ORDER#3\' '
+        'AND (("n" <> 3 AND attribute_exists("n") AND "n" <> NULL))'
+    ]
+
+
+def test_text_decides_on_the_client_what_dynamodb_would_reject(engine, orders, sent):
+    """As for compiled statements: an empty key value is refused, a sort-key BETWEEN with
+    reversed bounds and a key attribute IS NULL answer no rows without asking DynamoDB (which
+    would reject the BETWEEN, and return every item for the statement without its WHERE)."""
+    with engine.connect().execution_options(dynamodb_scan="allow") as conn:
+        with pytest.raises(TranslationError, match="key attribute 'sk' with an empty value"):
+            conn.execute(
+                text(f"SELECT n FROM {orders.name} WHERE pk = :pk AND sk <> :sk"), {"pk": "C#1", "sk": ""}
+            )
+        between = text(f"SELECT n FROM {orders.name} WHERE pk = :pk AND sk BETWEEN :low AND :high")
+        assert conn.execute(between, {"pk": "C#1", "low": "ORDER#4", "high": "ORDER#1"}).all() == []
+        assert conn.execute(text(f"SELECT n FROM {orders.name} WHERE pk = 'C#1' AND sk IS NULL")).all() == []
+        rows = conn.execute(between, {"pk": "C#1", "low": "ORDER#1", "high": "ORDER#2"}).all()
+    assert rows == [(Decimal("1"),), (Decimal("2"),)]
+    assert sent == [  # what echo shows; the first and the third were never sent
+        f'SELECT "n" FROM "{orders.name}" WHERE "pk" = ? AND "sk" BETWEEN ? AND ?',
+        f'SELECT "n" FROM "{orders.name}"',
+        f'SELECT "n" FROM "{orders.name}" WHERE "pk" = ? AND "sk" BETWEEN ? AND ?',
+    ]
+
+
+KEYS = {"orders": ("pk", "sk"), "users": ("id",)}
+PLANS = [
+    # (PartiQL, operation, index, key condition, filter)
+    (
+        'SELECT * FROM "orders" WHERE "pk" = ? AND "sk" > ? AND ("n" >= ? AND "s" = ?)',
+        "Query",
+        None,
+        '"pk" = ? AND "sk" > ?',
+        '"n" >= ? AND "s" = ?',
+    ),
+    (
+        'SELECT * FROM "orders" WHERE "pk" = ? AND "sk" BETWEEN ? AND ? AND ("n" BETWEEN ? AND ? OR "s" = ?) '
+        'ORDER BY "sk" DESC',
+        "Query",
+        None,
+        '"pk" = ? AND "sk" BETWEEN ? AND ?',
+        '"n" BETWEEN ? AND ? OR "s" = ?',
+    ),
+    (
+        'SELECT * FROM "orders" WHERE "pk" IN [?, ?] AND begins_with("sk", \'O AND (R\') AND ("n" = ?)',
+        "Query",
+        None,
+        '"pk" IN [?, ?] AND begins_with("sk", \'O AND (R\')',
+        '"n" = ?',
+    ),
+    ('SELECT * FROM "orders" WHERE "pk" = ? AND "sk" = ?', "GetItem", None, '"pk" = ? AND "sk" = ?', ""),
+    ('SELECT * FROM "users" WHERE "id" = ? AND ("n" = ?)', "GetItem", None, '"id" = ?', '"n" = ?'),
+    # as written by hand: the sort-key condition need not come second
+    ("SELECT * FROM orders WHERE pk = ? AND n > ? AND sk = ?", "GetItem", None, "pk = ? AND sk = ?", "n > ?"),
+    # a guard's own parentheses stay, the group's go; <> is no key condition
+    (
+        'SELECT * FROM "orders" WHERE "pk" = ? AND (("sk" <> ? AND "s" <> ?))',
+        "Query",
+        None,
+        '"pk" = ?',
+        '("sk" <> ? AND "s" <> ?)',
+    ),
+    ('SELECT * FROM "orders"."gsi1" WHERE "g" = ? AND ("n" = ?)', "Query", "gsi1", '"g" = ?', '"n" = ?'),
+    # scans: no split, and a scan's NOT (NOT (...)) unwrapped
+    ('SELECT * FROM "orders" WHERE "pk" = ? OR "sk" = ?', "Scan", None, "", '"pk" = ? OR "sk" = ?'),
+    (
+        'SELECT * FROM "orders" WHERE NOT (NOT ("pk" = ? AND "n" > ?))',
+        "Scan",
+        None,
+        "",
+        '"pk" = ? AND "n" > ?',
+    ),
+    (
+        'SELECT * FROM "orders" WHERE "n" = \'pk = x\' AND "pk" = ?',
+        "Scan",
+        None,
+        "",
+        '"n" = \'pk = x\' AND "pk" = ?',
+    ),
+    ('SELECT * FROM "orders"', "Scan", None, "", ""),
+]
+
+
+@pytest.mark.parametrize(
+    ("partiql", "operation", "index", "key", "filter_"), PLANS, ids=[p[0] for p in PLANS]
+)
+def test_text_plans_split_the_key_condition_from_the_filter(partiql, operation, index, key, filter_):
+    plan = plan_of_text(partiql, KEYS.__getitem__)
+    assert (plan.operation, plan.table, plan.index, plan.key_condition, plan.filter) == (
+        operation,
+        "users" if '"users"' in partiql else "orders",
+        index,
+        key,
+        filter_,
+    )
+    assert plan.partiql == partiql
+
+
+def test_explain_of_text_shows_key_condition_and_filter(engine, orders):
+    query = text(f"SELECT sk FROM {orders.name} WHERE n > :n AND pk = :pk AND sk >= :sk")
+    plan = sa_dynamo.explain(engine, query.bindparams(n=1, pk="C#1", sk="ORDER#2"))
+    assert (plan.operation, plan.key_condition, plan.filter) == ("Query", '"pk" = ? AND "sk" >= ?', '"n" > ?')
+
+
+def test_text_negations_skip_an_attribute_stored_as_null(engine, orders, raw):
+    """boto3 writes None as a NULL attribute; SQL's n <> 3 and n NOT IN (...) are unknown for it."""
+    raw.put_item(TableName=orders.name, Item={"pk": {"S": "C#9"}, "sk": {"S": "a"}, "n": {"NULL": True}})
+    raw.put_item(TableName=orders.name, Item={"pk": {"S": "C#9"}, "sk": {"S": "b"}, "n": {"N": "4"}})
+    with engine.connect() as conn:
+        for condition in ("n <> 3", "n NOT IN (1, 2)", "NOT n = 3", "n IS NOT NULL"):
+            query = text(f"SELECT sk FROM {orders.name} WHERE pk = 'C#9' AND {condition}")
+            assert conn.execute(query).all() == [("b",)], condition
+        query = text(f"SELECT sk FROM {orders.name} WHERE pk = 'C#9' AND n IS NULL")
+        assert conn.execute(query).all() == [("a",)]

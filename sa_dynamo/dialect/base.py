@@ -20,6 +20,7 @@ from sqlalchemy.exc import ArgumentError, CompileError, DBAPIError
 from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.sql import compiler
 from sqlalchemy.sql import schema as sa_schema
+from sqlalchemy.sql.selectable import TextualSelect
 
 from .. import dbapi as dynamo_dbapi
 from .. import sqltext
@@ -100,7 +101,9 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         if self.isddl:
             self._pre_exec_ddl(compiled)
             return
-        if self.is_text:
+        # text().columns(...) is a TextualSelect, which SQLAlchemy does not count as plain text;
+        # its SQL must be rewritten all the same (else it is sent as PartiQL, without the guards).
+        if self.is_text or isinstance(compiled.statement, TextualSelect):
             self._configure_cursor(compiled)
             self._translate_text()
             return
@@ -129,6 +132,9 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
 
         translation = sqltext.translate(self.statement, keys)
         rows = self.parameters
+        # As _check_key_values for compiled statements: empty key values refused, no rows sent
+        # for a WHERE folded to FALSE or a sort-key BETWEEN with reversed bounds.
+        self.dynamodb_no_rows = translation.checks.no_rows(rows)
         self.statement = translation.text
         self.parameters = [[row[i] for i in translation.order] for row in rows]
         self._apply_template(DMLTemplate.of(self.statement))

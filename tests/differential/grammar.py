@@ -29,6 +29,7 @@ from sqlalchemy import (
     or_,
     select,
 )
+from sqlalchemy.dialects.sqlite.base import SQLiteCompiler, SQLiteDialect
 
 PARTITIONS = ("P0", "P1", "P2", "P3")
 # Zero-padded, so byte order (DynamoDB) is SQL order (SQLite).
@@ -256,3 +257,61 @@ class Generator:
 
     def _operand(self, attribute: Attribute) -> Any:
         return self.rng.choice(self._allowed(attribute, attribute.operands))
+
+
+class _TextCompiler(SQLiteCompiler):
+    """SQLite's compiler, writing the SQL a person would type for one table: bare column names,
+    ``true``/``false`` and ``LIKE 'prefix%'``, which SQLite runs as it is and sa_dynamo's
+    SQL-text translator reads (it refuses qualified names, as PartiQL reads them as paths, and
+    a LIKE pattern that is a parameter or a concatenation)."""
+
+    def visit_column(self, column: Any, include_table: bool = True, **kw: Any) -> str:
+        return super().visit_column(column, include_table=False, **kw)
+
+    def visit_true(self, expr: Any, **kw: Any) -> str:
+        return "true"
+
+    def visit_false(self, expr: Any, **kw: Any) -> str:
+        return "false"
+
+    def visit_startswith_op_binary(self, binary: Any, operator: Any, **kw: Any) -> str:
+        return f"{self.process(binary.left, **kw)} LIKE {self._prefix_pattern(binary)}"
+
+    def visit_not_startswith_op_binary(self, binary: Any, operator: Any, **kw: Any) -> str:
+        return f"{self.process(binary.left, **kw)} NOT LIKE {self._prefix_pattern(binary)}"
+
+    def limit_clause(self, select: Any, **kw: Any) -> str:
+        # SQLite's own adds OFFSET 0 to every LIMIT.
+        if select._limit_clause is None:
+            return ""
+        return " LIMIT " + self.process(select._limit_clause, **kw)
+
+    @staticmethod
+    def _prefix_pattern(binary: Any) -> str:
+        prefix = binary.right.value
+        assert not {"%", "_"} & set(prefix), f"a wildcard in the prefix {prefix!r} needs ESCAPE"
+        return "'" + prefix.replace("'", "''") + "%'"
+
+
+class _TextDialect(SQLiteDialect):
+    statement_compiler = _TextCompiler
+    supports_native_boolean = True  # b = true, NOT b: a 1 would be a number to DynamoDB
+
+
+@dataclass(frozen=True)
+class SqlText:
+    """A statement as hand-written SQL text, the parameters it takes, and which form it is in."""
+
+    sql: str
+    parameters: dict[str, Any]
+    form: str  # "parameters" (:name placeholders) or "literals" (values written into the text)
+
+
+def sql_text(statement: Select[Any], literals: bool) -> SqlText:
+    """The statement as plain SQL, with ``:name`` parameters or with the values in the text."""
+    compiled = statement.compile(
+        dialect=_TextDialect(paramstyle="named"),
+        compile_kwargs={"render_postcompile": True, "literal_binds": literals},
+    )
+    sql = " ".join(str(compiled).split())  # one line, as a person writes it
+    return SqlText(sql, {} if literals else dict(compiled.params), "literals" if literals else "parameters")

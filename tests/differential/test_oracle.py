@@ -5,6 +5,11 @@ SQLite is the judge of SQL semantics: three-valued logic with NULL where DynamoD
 attribute, BETWEEN, prefixes, ORDER BY and LIMIT. A statement the dialect refuses (CompileError)
 is counted by reason instead of compared; any other error from the DynamoDB side is a
 disagreement, since SQLite answered the same statement.
+
+Every other statement is also rendered as plain SQL text and run through ``text()`` on both
+sides, alternately with named parameters and with the values written into the text: on
+DynamoDB's side that text takes the other road to PartiQL (sqlglot, sa_dynamo/sqltext.py), which
+must follow the compiler's semantics just as closely.
 """
 
 from __future__ import annotations
@@ -14,16 +19,20 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, Table, create_engine, event
+from sqlalchemy import Engine, Table, create_engine, event, text
 from sqlalchemy.exc import CompileError
 
-from .grammar import Case, Generator, Grammar, make_rows, make_table
+from sa_dynamo.sqltext import KeyNames, translate
+
+from .grammar import Case, Generator, Grammar, SqlText, make_rows, make_table, sql_text
 
 SEED = 20250101
 STATEMENTS = 360
+TEXT_EVERY = 2  # every other statement also runs as SQL text: 180 per seed
 MAX_REFUSED = 0.10
 
 # Statement seeds: each draws a different 360 statements over the same rows.
@@ -38,6 +47,7 @@ class Disagreement:
     partiql: str
     sqlite: list[tuple[Any, ...]]
     dynamodb: list[tuple[Any, ...]] | str  # rows, or the error raised instead
+    sql: SqlText | None = None  # the SQL text both sides ran, on the text path
 
     @property
     def kind(self) -> str:
@@ -45,8 +55,10 @@ class Disagreement:
         return self.dynamodb.partition(":")[0] if isinstance(self.dynamodb, str) else "different rows"
 
     def __str__(self) -> str:
-        lines = [
-            f"statement: {self.case.text}",
+        lines = [f"statement: {self.case.text}"]
+        if self.sql is not None:
+            lines.append(f"SQL text:  {self.sql.sql} -- parameters {self.sql.parameters}")
+        lines += [
             f"PartiQL:   {self.partiql}",
             f"SQLite   ({len(self.sqlite)} rows): {_keys(self.sqlite)}",
         ]
@@ -73,6 +85,7 @@ class Report:
     generated: int = 0
     empty: int = 0  # compared statements that matched no row
     refused: Counter[str] = field(default_factory=Counter)
+    forms: Counter[str] = field(default_factory=Counter)  # SQL text: statements per form
     disagreements: list[Disagreement] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -90,6 +103,10 @@ class Report:
             f"({self.compared - self.empty} with rows, {self.empty} empty), {self.refused.total()} refused "
             f"({self.refused_share:.1%}), {len(self.disagreements)} disagree, {self.seconds:.1f} s"
         ]
+        if self.forms:
+            lines.append(
+                "  forms: " + ", ".join(f"{count} with {form}" for form, count in sorted(self.forms.items()))
+            )
         lines += [f"  refused {count:3}x: {reason}" for reason, count in self.refused.most_common()]
         return "\n".join(lines)
 
@@ -99,7 +116,7 @@ class Report:
             shortest.setdefault(disagreement.kind, disagreement)
         kinds = Counter(d.kind for d in self.disagreements)
         head = (
-            f"{len(self.disagreements)} of {self.compared} compared statements disagree "
+            f"[{self.name}] {len(self.disagreements)} of {self.compared} compared statements disagree "
             f"({', '.join(f'{kind}: {count}' for kind, count in kinds.most_common())}); "
             "the shortest of each kind:"
         )
@@ -121,11 +138,37 @@ def _partiql(case: Case, engine: Engine) -> str:
     return f"{compiled} -- parameters {parameters}"
 
 
-def _rows(engine: Engine, case: Case) -> list[tuple[Any, ...]]:
+def _text_partiql(sql: SqlText, engine: Engine) -> str:
+    """The PartiQL sa_dynamo makes of the SQL text, with its parameters in order."""
+    try:
+        compiled = text(sql.sql).compile(engine)  # :name -> ?, as execution does
+        translation = translate(str(compiled), lambda _table: KeyNames("pk", "sk"))
+    except Exception as error:
+        return f"(does not translate: {type(error).__name__}: {error})"
+    given = [sql.parameters[name] for name in compiled.positiontup or ()]
+    return f"{translation.text} -- parameters {[given[i] for i in translation.order]}"
+
+
+def _rows(engine: Engine, case: Case, sql: SqlText | None = None) -> list[tuple[Any, ...]]:
+    """The statement's rows, or with ``sql`` the rows of that text run through text()."""
     with engine.connect() as conn:
-        rows = [tuple(row) for row in conn.execute(case.statement)]
+        if sql is None:
+            result = conn.execute(case.statement)
+        else:
+            # Typed columns, so that both sides convert values as they do for the statement.
+            statement = text(sql.sql).columns(*case.statement.selected_columns)
+            result = conn.execute(statement, _bindable(engine, sql.parameters))
+        rows = [tuple(row) for row in result]
     # The primary key is unique, so sorting by it is a total order (duplicates stay adjacent).
     return rows if case.ordered else sorted(rows, key=lambda row: row[:2])
+
+
+def _bindable(engine: Engine, parameters: dict[str, Any]) -> dict[str, Any]:
+    """sqlite3 cannot bind a Decimal (SQLAlchemy's Numeric converts it for compiled statements,
+    untyped text() parameters are not): a float, exact for the grammar's binary fractions."""
+    if engine.dialect.name != "sqlite":
+        return parameters
+    return {name: float(v) if isinstance(v, Decimal) else v for name, v in parameters.items()}
 
 
 def _typed(rows: list[tuple[Any, ...]]) -> list[tuple[tuple[str, Any], ...]]:
@@ -134,26 +177,40 @@ def _typed(rows: list[tuple[Any, ...]]) -> list[tuple[tuple[str, Any], ...]]:
     return [tuple((type(value).__name__, value) for value in row) for row in rows]
 
 
-def run_oracle(sqlite: Engine, dynamodb: Engine, table: Table, seed: int, name: str) -> Report:
-    report = Report(name)
-    generator = Generator(table, seed, Grammar())
+def _compare(report: Report, sqlite: Engine, dynamodb: Engine, case: Case, sql: SqlText | None) -> None:
+    """Run one statement (or its SQL text) on both sides and record what happened."""
+    report.generated += 1
+    if sql is not None:
+        report.forms[sql.form] += 1
     started = time.monotonic()
-    for _ in range(STATEMENTS):
+    expected = _rows(sqlite, case, sql)
+    try:
+        actual: list[tuple[Any, ...]] | str = _rows(dynamodb, case, sql)
+    except CompileError as error:  # TranslationError, on the text path, is one too
+        report.refused[_refusal(error)] += 1
+        return
+    except Exception as error:  # SQLite answered; an error here is a wrong answer
+        actual = f"{type(error).__name__}: {error}"
+    finally:
+        report.seconds += time.monotonic() - started
+    report.empty += not expected
+    if isinstance(actual, str) or _typed(actual) != _typed(expected):
+        partiql = _partiql(case, dynamodb) if sql is None else _text_partiql(sql, dynamodb)
+        report.disagreements.append(Disagreement(case, partiql, expected, actual, sql))
+
+
+def run_oracle(sqlite: Engine, dynamodb: Engine, table: Table, seed: int, name: str) -> tuple[Report, Report]:
+    """The compiled statements' report, and the report of every TEXT_EVERY-th one run as SQL
+    text (alternately with parameters and with literals)."""
+    compiled, texts = Report(name), Report(f"{name} as SQL text")
+    generator = Generator(table, seed, Grammar())
+    for number in range(STATEMENTS):
         case = generator.case()
-        report.generated += 1
-        expected = _rows(sqlite, case)
-        try:
-            actual: list[tuple[Any, ...]] | str = _rows(dynamodb, case)
-        except CompileError as error:
-            report.refused[_refusal(error)] += 1
-            continue
-        except Exception as error:  # SQLite answered; an error here is a wrong answer
-            actual = f"{type(error).__name__}: {error}"
-        report.empty += not expected
-        if isinstance(actual, str) or _typed(actual) != _typed(expected):
-            report.disagreements.append(Disagreement(case, _partiql(case, dynamodb), expected, actual))
-    report.seconds = time.monotonic() - started
-    return report
+        _compare(compiled, sqlite, dynamodb, case, None)
+        if number % TEXT_EVERY == 0:
+            literals = (number // TEXT_EVERY) % 2 == 1
+            _compare(texts, sqlite, dynamodb, case, sql_text(case.statement, literals))
+    return compiled, texts
 
 
 def _case_sensitive_like(dbapi_connection: Any, _record: Any) -> None:
@@ -186,6 +243,13 @@ def test_both_databases_hold_the_same_rows(databases: tuple[Engine, Engine, Tabl
     rows = _rows(sqlite, everything)
     assert len(rows) == 200
     assert _typed(_rows(dynamodb, everything)) == _typed(rows)
+    as_text = sql_text(everything.statement, literals=False)
+    assert as_text.sql == f"SELECT pk, sk, s, n, d, b, t FROM {table.name}"
+    assert (
+        _typed(_rows(dynamodb, everything, as_text))
+        == _typed(_rows(sqlite, everything, as_text))
+        == _typed(rows)
+    )
 
 
 @pytest.mark.parametrize("seed", STATEMENT_SEEDS)
@@ -193,10 +257,15 @@ def test_dynamodb_returns_the_rows_sqlite_returns(
     databases: tuple[Engine, Engine, Table], seed: int, request: pytest.FixtureRequest
 ) -> None:
     """Random filters over every column type, NULL/absent, IN, BETWEEN, prefixes, nested
-    AND/OR/NOT, ORDER BY sk and LIMIT: no disagreement and under 10 % refused."""
-    report = run_oracle(*databases, seed, request.node.callspec.id)
-    print(report.summary())
-    assert report.generated >= 300
-    if report.disagreements:
-        pytest.fail(report.failure(), pytrace=False)
-    assert report.refused_share < MAX_REFUSED, report.summary()
+    AND/OR/NOT, ORDER BY sk and LIMIT, compiled and as SQL text: no disagreement and under
+    10 % refused on either path."""
+    compiled, texts = run_oracle(*databases, seed, request.node.callspec.id)
+    print(compiled.summary())
+    print(texts.summary())
+    assert compiled.generated >= 300
+    assert texts.generated >= 100 and min(texts.forms.values()) >= 50
+    failures = [report.failure() for report in (compiled, texts) if report.disagreements]
+    if failures:
+        pytest.fail("\n\n".join(failures), pytrace=False)
+    for report in (compiled, texts):
+        assert report.refused_share < MAX_REFUSED, report.summary()
