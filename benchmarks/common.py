@@ -18,7 +18,8 @@ from sqlalchemy.dialects import registry
 from sa_dynamo.dbapi import LOCAL_CREDENTIALS
 
 # PyDynamoDB registers a SQLAlchemy dialect under the same name; make "dynamodb://" ours.
-registry.register("dynamodb", "sa_dynamo.dialect.base", "DynamoDBDialect")
+DIALECT = "dynamodb"
+registry.register(DIALECT, "sa_dynamo.dialect.base", "DynamoDBDialect")
 
 REGION = "us-east-1"
 
@@ -46,7 +47,7 @@ class Env:
         self.client = boto3.client(
             "dynamodb", endpoint_url=self.endpoint_url, region_name=REGION, **LOCAL_CREDENTIALS
         )
-        self.engine = create_engine(f"dynamodb://{self.endpoint_url.removeprefix('http://')}")
+        self.engine = create_engine(f"{DIALECT}://{self.endpoint_url.removeprefix('http://')}")
 
     def table_name(self, prefix: str) -> str:
         return f"bench_{prefix}_{uuid.uuid4().hex[:6]}"

@@ -19,3 +19,11 @@ def test_every_workload_runs_and_reports_its_ratios(endpoint_url, capsys):
     ):
         assert contender in printed
     assert "cache hits" in printed and "peak" in printed
+
+
+def test_the_hot_path_profile_runs(capsys):
+    from benchmarks import profile_hot_paths
+
+    profile_hot_paths.main(["--reads", "5", "--size", "20", "--runs", "1"])
+    printed = capsys.readouterr().out
+    assert "ORM session.get" in printed and "ORM select" in printed

@@ -7,6 +7,7 @@ number of rows is bounded by ``max_rows`` on the client instead.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections import deque
@@ -27,10 +28,13 @@ from .errors import (
     batch_error_class,
     translate,
 )
-from .types import deserialize, serialize
+from .types import deserialize, deserialize_wire, serialize
 
 if TYPE_CHECKING:
     from .connection import Connection
+
+# Marks a response whose Items are DynamoDB's JSON, read before botocore's parser (Connection._read).
+WIRE_ITEMS = "sa_dynamo:wire_items"
 
 log = logging.getLogger("sa_dynamo.dbapi")
 
@@ -42,6 +46,8 @@ _BATCH_ATTEMPTS = 8
 
 
 def check_statement_size(operation: str) -> None:
+    if len(operation) * 4 <= stmt.MAX_STATEMENT_BYTES:
+        return  # no character takes more than 4 bytes in UTF-8
     size = len(operation.encode("utf-8"))
     if size > stmt.MAX_STATEMENT_BYTES:
         raise ProgrammingError(
@@ -57,6 +63,22 @@ def request(operation: str, parameters: Sequence[Any] | None) -> dict[str, Any]:
     if parameters:
         body["Parameters"] = [serialize(p) for p in parameters]
     return body
+
+
+# The driver reads a statement's kind and projection from its text. SQLAlchemy sends the same
+# text again and again (its statement cache), so each text is read once.
+_kind = functools.lru_cache(maxsize=1024)(stmt.kind)
+
+
+@functools.lru_cache(maxsize=1024)
+def _projection(operation: str) -> tuple[str, ...] | None:
+    names = stmt.projection(operation)
+    return None if names is None else tuple(names)
+
+
+@functools.lru_cache(maxsize=1024)
+def _description(names: tuple[str, ...]) -> tuple[tuple, ...]:
+    return tuple((name, None, None, None, None, None, None) for name in names)
 
 
 class Discriminator(NamedTuple):
@@ -145,7 +167,7 @@ class Cursor:
         self._check_open()
         self._reset()
         body = request(operation, parameters)
-        kind = stmt.kind(operation)
+        kind = _kind(operation)
         if kind == "SELECT":
             self._start_select(operation, body)
         elif kind in ("INSERT", "UPDATE", "DELETE"):
@@ -192,14 +214,14 @@ class Cursor:
         such as ``sa_dynamo.explain``). ``SELECT *`` describes no columns."""
         self._check_open()
         self._reset()
-        if stmt.kind(operation) == "SELECT":
-            self._set_result(stmt.projection(operation) or [], [])
+        if _kind(operation) == "SELECT":
+            self._set_result(_projection(operation) or (), [])
         return self
 
     def executemany(self, operation: str, seq_of_parameters: Sequence[Sequence[Any]]) -> Cursor:
         self._check_open()
         self._reset()
-        kind = stmt.kind(operation)
+        kind = _kind(operation)
         if kind not in ("INSERT", "UPDATE", "DELETE", "PUT"):
             raise NotSupportedError(
                 "executemany runs INSERT, UPDATE, DELETE or PUT; run a SELECT with execute()"
@@ -234,21 +256,18 @@ class Cursor:
 
     def fetchmany(self, size: int | None = None) -> list[tuple]:
         size = self.arraysize if size is None else size
-        out = []
-        while len(out) < size:
-            row = self.fetchone()
-            if row is None:
-                break
-            out.append(row)
+        self._check_open()
+        out: list[tuple] = []
+        while len(out) < size and self._fill():
+            out += self._take(size - len(out))
         return out
 
     def fetchall(self) -> list[tuple]:
-        out = []
-        while True:
-            row = self.fetchone()
-            if row is None:
-                return out
-            out.append(row)
+        self._check_open()
+        out: list[tuple] = []
+        while self._fill():
+            out += self._take(len(self._rows))
+        return out
 
     def __iter__(self) -> Iterator[tuple]:
         while True:
@@ -259,6 +278,19 @@ class Cursor:
 
     # -- reading -------------------------------------------------------------------------
 
+    def _take(self, size: int) -> list[tuple]:
+        """Up to ``size`` of the rows ready (``_fill()`` said there are some), within max_rows."""
+        rows = self._rows
+        if self.max_rows is not None:
+            size = min(size, self.max_rows - self._delivered)
+        if size >= len(rows):
+            taken = list(rows)
+            rows.clear()
+        else:
+            taken = [rows.popleft() for _ in range(size)]
+        self._delivered += len(taken)
+        return taken
+
     def _reset(self) -> None:
         self.description = None
         self.rowcount = -1
@@ -268,10 +300,11 @@ class Cursor:
         self._capacity = 0.0
         self._started = time.perf_counter()
         self._rows: deque[tuple] = deque()
-        self._names: list[str] = []
+        self._names: Sequence[str] = ()
         self._request: dict[str, Any] | None = None  # set while more pages may follow
         self._next_token: str | None = None
         self._delivered = 0
+        self._wire = False  # whether the items last read are DynamoDB's JSON (see Connection._read)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -284,7 +317,7 @@ class Cursor:
             body["Limit"] = int(self.page_size)
         if self.consistent_read:
             body["ConsistentRead"] = True
-        names = stmt.projection(operation)
+        names = _projection(operation)
         if names is not None and self.hidden_columns:
             names = names[: -self.hidden_columns]
         if self.count is not None:
@@ -304,12 +337,12 @@ class Cursor:
         self._set_result(names, items)
         self._request = body if self._next_token else None
 
-    def _read_rows_of_one_page(self, body: dict[str, Any], names: list[str] | None) -> None:
+    def _read_rows_of_one_page(self, body: dict[str, Any], names: Sequence[str] | None) -> None:
         """``page_rows`` rows, resuming at ``start_token``, and ``resume_token`` to continue right
         after them: each request's Limit is the number of rows still missing, so DynamoDB never
         reads past the last row returned."""
         self._next_token = self.start_token
-        self._names = names or []
+        self._names = names or ()
         while True:
             missing = self.page_rows - len(self._rows)
             items = self._read_page(dict(body, Limit=min(missing, body.get("Limit", missing))))
@@ -319,7 +352,7 @@ class Cursor:
             if len(self._rows) >= self.page_rows or not self._next_token:
                 break
         self.resume_token = self._next_token
-        self.description = [(name, None, None, None, None, None, None) for name in self._names]
+        self.description = list(_description(tuple(self._names)))
         self._log_read(len(self._rows))
 
     def _count_items(self, body: dict[str, Any], attribute: str) -> None:
@@ -334,22 +367,23 @@ class Cursor:
                 total += sum(1 for item in items if attribute in item and "NULL" not in item[attribute])
             if not self._next_token:
                 break
-        self._names = ["count"]
-        self.description = [("count", None, None, None, None, None, None)]
+        self._names = ("count",)
+        self.description = list(_description(self._names))
         self._rows.append((total,))
         self._log_read(1)
 
-    def _set_result(self, names: list[str], items: list[dict[str, Any]]) -> None:
+    def _set_result(self, names: Sequence[str], items: list[dict[str, Any]]) -> None:
         self._names = names
-        self.description = [(name, None, None, None, None, None, None) for name in names]
+        self.description = list(_description(tuple(names)))
         self._queue(items)
 
     def _read_page(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         if self._next_token:
             body = dict(body, NextToken=self._next_token)
         started = time.perf_counter()
-        response = self.connection._call("execute_statement", dict(body, ReturnConsumedCapacity="TOTAL"))
+        response = self.connection._read(dict(body, ReturnConsumedCapacity="TOTAL"))
         self.pages += 1
+        self._wire = WIRE_ITEMS in response
         items = response.get("Items", [])
         self._next_token = response.get("NextToken")
         self._items_read += len(items)
@@ -378,8 +412,12 @@ class Cursor:
     def _queue(self, items: list[dict[str, Any]]) -> None:
         if self.discriminator is not None:
             items = self.discriminator.sort_out(items, self)
+        names = self._names
+        value = deserialize_wire if self._wire else deserialize
+        append = self._rows.append
         for item in items:
-            self._rows.append(tuple(deserialize(item[n]) if n in item else None for n in self._names))
+            get = item.get  # an item holds no None: botocore and DynamoDB leave absent attributes out
+            append(tuple([None if (v := get(n)) is None else value(v) for n in names]))
 
     def _fill(self) -> bool:
         """Make a row ready, reading pages only as needed; False when the result (or max_rows) is

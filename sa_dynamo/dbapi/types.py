@@ -8,15 +8,17 @@ before anything is sent.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping, Sequence, Set
+from base64 import b64decode
+from collections.abc import Callable, Mapping, Sequence, Set
 from decimal import Decimal
 from typing import Any
 
-from boto3.dynamodb.types import Binary, TypeDeserializer
+from boto3.dynamodb.types import DYNAMODB_CONTEXT, Binary, TypeDeserializer
 
 from .errors import DataError
 
 _deserializer = TypeDeserializer()
+_NUMBERS = DYNAMODB_CONTEXT  # what TypeDeserializer reads NS elements with
 
 
 def _number(value: int | float | Decimal) -> str:
@@ -95,17 +97,47 @@ def serialize(value: Any) -> dict[str, Any]:
 
 
 def deserialize(value: Mapping[str, Any]) -> Any:
-    """One DynamoDB AttributeValue as a Python value (N -> Decimal, B -> bytes, sets -> set)."""
-    if "S" in value:
-        return value["S"]
-    if "N" in value:
-        return Decimal(value["N"])
-    if "B" in value:
-        return bytes(value["B"])
+    """One DynamoDB AttributeValue as botocore parses it, as a Python value (N -> Decimal,
+    B -> bytes, sets -> set, NULL -> None, M -> dict, L -> list)."""
+    # Strings and numbers first: they are most attribute values, and each read costs a lookup.
+    text = value.get("S")
+    if text is not None:
+        return text
+    number = value.get("N")
+    if number is not None:
+        return Decimal(number)
+    return _other(value, bytes, deserialize)
+
+
+def deserialize_wire(value: Mapping[str, Any]) -> Any:
+    """One AttributeValue as DynamoDB's JSON sends it (binary as base64 text), with the same
+    result as ``deserialize`` gives for botocore's parse of it."""
+    text = value.get("S")
+    if text is not None:
+        return text
+    number = value.get("N")
+    if number is not None:
+        return Decimal(number)
+    return _other(value, b64decode, deserialize_wire)
+
+
+def _other(value: Mapping[str, Any], binary: Callable[[Any], bytes], nested: Callable[[Any], Any]) -> Any:
+    """Every AttributeValue type but S and N; the result of boto3's TypeDeserializer, except
+    that binary values are ``bytes`` (not ``Binary``) and numbers in maps and lists Decimal."""
+    if "BOOL" in value:
+        return value["BOOL"]
+    if "NULL" in value:
+        return None
     if "M" in value:
-        return {k: deserialize(v) for k, v in value["M"].items()}
+        return {k: nested(v) for k, v in value["M"].items()}
     if "L" in value:
-        return [deserialize(v) for v in value["L"]]
+        return [nested(v) for v in value["L"]]
+    if "B" in value:
+        return binary(value["B"])
+    if "SS" in value:
+        return set(value["SS"])
+    if "NS" in value:
+        return {_NUMBERS.create_decimal(v) for v in value["NS"]}
     if "BS" in value:
-        return {bytes(v) for v in value["BS"]}
-    return _deserializer.deserialize(value)
+        return {binary(v) for v in value["BS"]}
+    return _deserializer.deserialize(value)  # its error for what is not an AttributeValue

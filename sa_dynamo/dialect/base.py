@@ -49,6 +49,23 @@ def _without(params: Any, absent: frozenset[int]) -> list[Any]:
     return [v for i, v in enumerate(params) if i not in absent]
 
 
+# A streamed read asks for this many batches per request, and never fewer items than the floor:
+# each request costs a round trip, so one per batch (or per row, for yield_per(1)) is slow.
+STREAM_BATCHES_PER_PAGE = 10
+MIN_STREAM_PAGE = 1000
+
+
+def _stream_page_size(options: Any) -> int | None:
+    """Items per request for a result consumed in batches (``yield_per``, ``stream_results``,
+    ``max_row_buffer``): a few batches, so that the driver never holds a whole 1 MB page
+    (tens of thousands of small items) for a consumer that takes a thousand rows at a time. It
+    only sets DynamoDB's Limit, the items evaluated per request; the rows returned are the same."""
+    size = options.get("yield_per") or options.get("max_row_buffer")
+    if not size and options.get("stream_results"):
+        size = 1000  # SQLAlchemy's default max_row_buffer
+    return max(int(size) * STREAM_BATCHES_PER_PAGE, MIN_STREAM_PAGE) if size else None
+
+
 # URL parameters that configure botocore's client: retries and timeouts.
 CLIENT_OPTIONS = ("retry_mode", "max_attempts", "connect_timeout", "read_timeout")
 
@@ -114,7 +131,19 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         self._configure_cursor(compiled)
         plan = compiled.dynamodb_plan
         if plan is not None:
-            self._guard(plan.finished(self.statement, self._rendered_at_execution))
+            self._guard(self._finished_plan(compiled, plan))
+
+    def _finished_plan(self, compiled: Any, plan: Plan) -> Plan:
+        """The plan with the PartiQL as sent. Without parameters expanded at execution time it is
+        the same for every execution of the same text, so the compiled statement keeps it."""
+        if self._expanded_parameters:
+            return plan.finished(self.statement, self._rendered_at_execution)
+        kept = getattr(compiled, "_dynamodb_finished_plan", None)
+        if kept is not None and kept[0] is plan and kept[1] == self.statement:
+            return kept[2]
+        finished = plan.finished(self.statement, self._rendered_at_execution)
+        compiled._dynamodb_finished_plan = (plan, self.statement, finished)
+        return finished
 
     def _key_names(self, table: str) -> tuple[str, ...]:
         return self.cursor.connection.key_names(table)
@@ -182,7 +211,8 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         if explain is not None:
             explain["plan"] = plan
             return
-        log.info(plan.summary())
+        if log.isEnabledFor(logging.INFO):
+            log.info(plan.summary())
         if plan.operation != "Scan":
             return
         policy = self.execution_options.get("dynamodb_scan", self.dialect.dynamodb_scan)
@@ -213,6 +243,8 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         cursor = self.cursor
         options = self.execution_options
         cursor.page_size = options.get("dynamodb_page_size")
+        if cursor.page_size is None:  # an explicit dynamodb_page_size wins
+            cursor.page_size = _stream_page_size(options)
         cursor.consistent_read = bool(options.get("dynamodb_consistent_read", False))
         if cursor.consistent_read and compiled.dynamodb_global_index:
             raise ArgumentError(

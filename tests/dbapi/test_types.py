@@ -13,8 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sa_dynamo import dbapi
+from sa_dynamo.dbapi.cursor import WIRE_ITEMS
+from sa_dynamo.dbapi.types import deserialize
 
-from .support import Table, quote, typed
+from .support import Table, fetch_dicts, quote, typed
 
 # Built from text: arithmetic such as -DIGITS_38 would round to the default context's 28 digits.
 DIGITS_38 = Decimal("12345678901234567890123456789012345678")
@@ -192,3 +194,41 @@ def test_floats_are_sent_as_their_shortest_repr(cur: dbapi.Cursor, stored: Table
     back = round_trip(cur, stored, value)
     assert back == Decimal(repr(value))
     assert float(back) == value
+
+
+def test_items_read_from_dynamodb_json_equal_botocore_parsed_ones(
+    cur: dbapi.Cursor, table: Table, client: Any
+) -> None:
+    """The cursor reads a page's Items from DynamoDB's JSON itself (types.deserialize_wire),
+    not from botocore's parse; both readings give the same values, and the client's own calls
+    still get botocore's parse."""
+    item = {
+        "pk": "wire",
+        "sk": "1",
+        "s": "café 😀",
+        "n": DIGITS_38,
+        "f": Decimal("-1.5E-100"),
+        "b": b"\x00\xff",
+        "e": b"",
+        "t": True,
+        "no": False,
+        "null": None,
+        "ss": {"a", "b"},
+        "ns": {1, Decimal("2.5"), DIGITS_38},
+        "bs": {b"x", b"\x00"},
+        "m": {"l": [1, b"\x01", None, {"deep": [{"ss": {"x"}}]}], "empty": {}, "b": b"\xfe"},
+        "l": [[], [Decimal("0.1")], "x"],
+    }
+    table.insert(cur, item)
+    statement = f'SELECT * FROM {table.ref} WHERE "pk" = ? AND "sk" = ?'
+    cur.execute(statement, ["wire", "1"])
+    assert cur._wire  # the fast path was taken
+    (row,) = fetch_dicts(cur)
+    response = client.execute_statement(Statement=statement, Parameters=[{"S": "wire"}, {"S": "1"}])
+    assert WIRE_ITEMS not in response
+    (parsed,) = response["Items"]
+    assert parsed["b"] == {"B": b"\x00\xff"}  # botocore's reading, untouched
+    assert typed(row) == typed({name: deserialize(value) for name, value in parsed.items()})
+    numbers = {"ns": {Decimal(1), Decimal("2.5"), DIGITS_38}}
+    nested = {"m": {**item["m"], "l": [Decimal(1), b"\x01", None, {"deep": [{"ss": {"x"}}]}]}}
+    assert typed(row) == typed({**item, **numbers, **nested})

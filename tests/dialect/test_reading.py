@@ -148,3 +148,40 @@ def test_consistent_read_on_a_global_index_is_refused_before_sending(engine, req
             conn.execute(query)
         assert conn.scalars(select(events.c.sk).where(events.c.pk == "A", events.c.sk == 3)).all() == [3]
     assert [r.get("ConsistentRead") for r in requests] == [True]
+
+
+@pytest.fixture
+def batches_of_any_size(monkeypatch):
+    """Streamed reads ask for pages of exactly the batch size, even below the usual floor."""
+    monkeypatch.setattr("sa_dynamo.dialect.base.MIN_STREAM_PAGE", 1)
+    monkeypatch.setattr("sa_dynamo.dialect.base.STREAM_BATCHES_PER_PAGE", 1)
+
+
+def test_a_streamed_result_asks_for_pages_of_one_batch(engine, requests, batches_of_any_size):
+    query = select(Event).where(Event.pk == "A").execution_options(yield_per=25)
+    with Session(engine) as session:
+        assert [e.sk for e in session.scalars(query)] == list(range(60))
+    assert [r.get("Limit") for r in requests] == [25, 25, 25]
+
+
+def test_a_streamed_result_keeps_limit_a_row_count(engine, requests, batches_of_any_size):
+    query = select(events.c.sk).where(events.c.pk == "A", events.c.kind == "odd").limit(20)
+    with engine.connect().execution_options(yield_per=15) as conn:
+        assert conn.scalars(query).all() == list(range(1, 40, 2))
+    assert {r.get("Limit") for r in requests} == {15}
+
+
+@pytest.mark.parametrize(
+    ("options", "limit"),
+    [
+        ({}, None),
+        ({"stream_results": True}, 10_000),
+        ({"stream_results": True, "max_row_buffer": 200}, 2000),
+        ({"yield_per": 5}, 1000),
+        ({"yield_per": 30, "dynamodb_page_size": 7}, 7),
+    ],
+)
+def test_the_page_a_streamed_result_asks_for(engine, requests, options, limit):
+    with engine.connect().execution_options(**options) as conn:
+        assert len(conn.execute(select(events.c.sk).where(events.c.pk == "A")).all()) == 60
+    assert requests[0].get("Limit") == limit
