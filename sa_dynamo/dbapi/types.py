@@ -96,29 +96,28 @@ def serialize(value: Any) -> dict[str, Any]:
     )
 
 
-def deserialize(value: Mapping[str, Any]) -> Any:
-    """One DynamoDB AttributeValue as botocore parses it, as a Python value (N -> Decimal,
-    B -> bytes, sets -> set, NULL -> None, M -> dict, L -> list)."""
-    # Strings and numbers first: they are most attribute values, and each read costs a lookup.
-    text = value.get("S")
-    if text is not None:
-        return text
-    number = value.get("N")
-    if number is not None:
-        return Decimal(number)
-    return _other(value, bytes, deserialize)
+def _reader(binary: Callable[[Any], bytes]) -> Callable[[Mapping[str, Any]], Any]:
+    """A deserializer whose binary values (and those nested in maps, lists and sets) are read
+    by ``binary``; the only difference between botocore's parse and DynamoDB's JSON."""
+
+    def read(value: Mapping[str, Any]) -> Any:
+        # Strings and numbers first: they are most attribute values, and each test costs a lookup.
+        text = value.get("S")
+        if text is not None:
+            return text
+        number = value.get("N")
+        if number is not None:
+            return Decimal(number)
+        return _other(value, binary, read)
+
+    return read
 
 
-def deserialize_wire(value: Mapping[str, Any]) -> Any:
-    """One AttributeValue as DynamoDB's JSON sends it (binary as base64 text), with the same
-    result as ``deserialize`` gives for botocore's parse of it."""
-    text = value.get("S")
-    if text is not None:
-        return text
-    number = value.get("N")
-    if number is not None:
-        return Decimal(number)
-    return _other(value, b64decode, deserialize_wire)
+# One AttributeValue as botocore parses it, as a Python value (N -> Decimal, B -> bytes,
+# sets -> set, NULL -> None, M -> dict, L -> list).
+deserialize = _reader(bytes)
+# The same, for an AttributeValue as DynamoDB's JSON sends it (binary as base64 text).
+deserialize_wire = _reader(b64decode)
 
 
 def _other(value: Mapping[str, Any], binary: Callable[[Any], bytes], nested: Callable[[Any], Any]) -> Any:

@@ -187,30 +187,27 @@ def test_populate_existing_reaches_the_collection(engine, raw, shop):
     Customer = shop.Customer
     query = select(Customer).where(Customer.pk == "CUSTOMER#bob").options(selectinload(Customer.orders))
     table = Customer.__table__.name
-    key = {"pk": {"S": "CUSTOMER#bob"}, "sk": {"S": "ORDER#7"}}
+
+    def set_total(total: int) -> None:
+        raw.update_item(
+            TableName=table,
+            Key={"pk": {"S": "CUSTOMER#bob"}, "sk": {"S": "ORDER#7"}},
+            UpdateExpression="SET #t = :t",
+            ExpressionAttributeNames={"#t": "total"},
+            ExpressionAttributeValues={":t": {"N": str(total)}},
+        )
+
     with Session(engine) as session:
         (bob,) = session.scalars(query).all()
         assert bob.orders[0].total == 70
-        raw.update_item(
-            TableName=table,
-            Key=key,
-            UpdateExpression="SET #t = :t",
-            ExpressionAttributeNames={"#t": "total"},
-            ExpressionAttributeValues={":t": {"N": "71"}},
-        )
+        set_total(71)
         try:
             session.scalars(query).all()
             assert bob.orders[0].total == 70  # the identity map wins
             session.scalars(query.execution_options(populate_existing=True)).all()
             assert bob.orders[0].total == 71
         finally:
-            raw.update_item(
-                TableName=table,
-                Key=key,
-                UpdateExpression="SET #t = :t",
-                ExpressionAttributeNames={"#t": "total"},
-                ExpressionAttributeValues={":t": {"N": "70"}},
-            )
+            set_total(70)
 
 
 def test_lazy_loading_is_unchanged(engine, shop, sent):
