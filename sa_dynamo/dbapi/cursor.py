@@ -76,6 +76,23 @@ def _projection(operation: str) -> tuple[str, ...] | None:
     return None if names is None else tuple(names)
 
 
+_covering = functools.lru_cache(maxsize=1024)(stmt.covering)
+
+
+def _at(item: dict[str, Any], path: tuple[stmt.Step, ...]) -> Any:
+    """The AttributeValue at ``path`` in an item, or None where the path leads nowhere."""
+    value = item.get(path[0])
+    for step in path[1:]:
+        if value is None:
+            return None
+        if isinstance(step, int):
+            elements = value.get("L")
+            value = elements[step] if elements is not None and step < len(elements) else None
+        else:
+            value = (value.get("M") or {}).get(step)
+    return value
+
+
 @functools.lru_cache(maxsize=1024)
 def _description(names: tuple[str, ...]) -> tuple[tuple, ...]:
     return tuple((name, None, None, None, None, None, None) for name in names)
@@ -304,6 +321,7 @@ class Cursor:
         self._request: dict[str, Any] | None = None  # set while more pages may follow
         self._next_token: str | None = None
         self._delivered = 0
+        self._paths: list[tuple[stmt.Step, ...]] | None = None  # set for a covered projection
         self._wire = False  # whether the items last read are DynamoDB's JSON (see Connection._read)
 
     def _check_open(self) -> None:
@@ -318,8 +336,16 @@ class Cursor:
         if self.consistent_read:
             body["ConsistentRead"] = True
         names = _projection(operation)
+        covered = _covering(operation)
+        if covered is not None:  # paths DynamoDB refuses side by side: read from their attributes
+            body["Statement"], self._paths = covered[0], covered[1]
+            log.info(
+                "sent %s: its paths overlap or share a result key, so each is read from its attribute",
+                covered[0],
+            )
         if names is not None and self.hidden_columns:
             names = names[: -self.hidden_columns]
+            self._paths = self._paths and self._paths[: -self.hidden_columns]
         if self.count is not None:
             self._count_items(body, names[0])
             return
@@ -415,6 +441,10 @@ class Cursor:
         names = self._names
         value = deserialize_wire if self._wire else deserialize
         append = self._rows.append
+        if self._paths is not None:
+            for item in items:
+                append(tuple([None if (v := _at(item, p)) is None else value(v) for p in self._paths]))
+            return
         for item in items:
             get = item.get  # an item holds no None: botocore and DynamoDB leave absent attributes out
             append(tuple([None if (v := get(n)) is None else value(v) for n in names]))

@@ -62,21 +62,32 @@ def _split_top_level(text: str) -> list[str]:
     return [p.strip() for p in parts]
 
 
+Step = str | int  # a map key or a list index
 _STEP = re.compile(r'"((?:[^"]|"")*)"|([A-Za-z_$][\w$]*)|\[(\d+)\]|\[\'((?:[^\']|\'\')*)\'\]')
 
 
-def _result_key(path: str) -> str:
-    """DynamoDB names a projected path by its last step: ``doc.a.b`` -> ``b``, ``l[0]`` -> ``l[0]``."""
-    steps = []
+def _step_values(path: str) -> list[Step]:
+    steps: list[Step] = []
     for match in _STEP.finditer(path):
         quoted, bare, index, keyed = match.groups()
         if index is not None:
-            steps[-1] = f"{steps[-1]}[{index}]" if steps else f"[{index}]"
+            steps.append(int(index))
         elif keyed is not None:
             steps.append(keyed.replace("''", "'"))
         else:
             steps.append(quoted.replace('""', '"') if quoted is not None else bare)
-    return steps[-1] if steps else path
+    return steps
+
+
+def _result_key(path: str) -> str:
+    """DynamoDB names a projected path by its last step: ``doc.a.b`` -> ``b``, ``l[0]`` -> ``l[0]``."""
+    names: list[str] = []
+    for step in _step_values(path):
+        if isinstance(step, int):
+            names[-1:] = [f"{names[-1]}[{step}]" if names else f"[{step}]"]
+        else:
+            names.append(step)
+    return names[-1] if names else path
 
 
 def _is_word_char(ch: str) -> bool:
@@ -93,6 +104,42 @@ def _from_position(text: str) -> int:
         ):
             return i
     return -1
+
+
+_NAME_SYNTAX = r'"(?:[^"]|"")*"|[A-Za-z_$][\w$]*'
+_INDEX_SYNTAX = r"\[\d+\]|\['(?:[^']|'')*'\]"
+# name (. name | [index] | ['key'])*: a plain path, nothing else (no function, alias or ?)
+_PATH = re.compile(rf"(?:{_NAME_SYNTAX})(?:\s*\.\s*(?:{_NAME_SYNTAX})|\s*(?:{_INDEX_SYNTAX}))*")
+
+
+def _steps(path: str) -> tuple[Step, ...] | None:
+    """A projected path's steps (``doc.a[0]`` -> ("doc", "a", 0)), None when it is not a plain path."""
+    return tuple(_step_values(path)) if _PATH.fullmatch(path) else None
+
+
+def covering(statement: str) -> tuple[str, list[tuple[Step, ...]]] | None:
+    """When DynamoDB would refuse a SELECT's projection because two paths name the same result
+    key (``"a", "doc"."a"``) or overlap (``"doc", "doc"."a"``): the statement projecting each
+    top-level attribute once instead, and every projected path, to be read from what returns.
+    None when the projection is fine as it is (or is not made of plain paths)."""
+    head = re.match(r"\s*SELECT\s+", statement, re.IGNORECASE)
+    if head is None:
+        return None
+    body = statement[head.end() :]
+    end = _from_position(body)
+    if end < 0 or body[:end].strip() == "*":
+        return None
+    parts = _split_top_level(body[:end])
+    paths = [_steps(part) for part in parts]
+    if any(path is None for path in paths):
+        return None
+    keys = [_result_key(part) for part in parts]
+    overlap = any(p[: len(q)] == q for i, p in enumerate(paths) for j, q in enumerate(paths) if i != j)
+    if not overlap and len(set(keys)) == len(keys):
+        return None
+    tops = dict.fromkeys(str(path[0]) for path in paths)
+    projected = ", ".join('"{}"'.format(name.replace('"', '""')) for name in tops)
+    return f"{statement[: head.end()]}{projected} {body[end:]}", paths
 
 
 def projection(statement: str) -> list[str] | None:

@@ -319,6 +319,41 @@ def test_executemany_refuses_select(cur: dbapi.Cursor, table: Table, calls: Any)
     assert dict(calls) == {}
 
 
+def test_paths_dynamodb_refuses_side_by_side_are_read_from_their_attributes(
+    cur: dbapi.Cursor, table: Table, calls: dict[str, list[dict[str, Any]]]
+) -> None:
+    """DynamoDB refuses a projection naming one result key twice ("a", "doc"."a") or a path
+    inside another ("doc", "doc"."l"[0]); the driver asks for each attribute once instead and
+    reads every path from it, so each column gets what its own path holds."""
+    table.insert(cur, {"pk": "p", "sk": "1", "a": "top", "doc": {"a": "inner", "l": [10, {"x": "deep"}]}})
+    table.insert(cur, {"pk": "p", "sk": "2", "a": "only"})
+    cur.execute(
+        'SELECT "sk", "a", "a", "doc"."a", "doc", "doc"."l"[0], "doc"."l"[1]."x", "doc"."l"[5], "doc"."a"."no" '
+        f'FROM {table.ref} WHERE "pk" = ?',
+        ["p"],
+    )
+    names = ["sk", "a", "a", "a", "doc", "l[0]", "x", "l[5]", "no"]
+    assert [column[0] for column in cur.description] == names
+    assert cur.fetchall() == [
+        (
+            "1",
+            "top",
+            "top",
+            "inner",
+            {"a": "inner", "l": [Decimal(10), {"x": "deep"}]},
+            Decimal(10),
+            "deep",
+            None,
+            None,
+        ),
+        ("2", "only", "only", None, None, None, None, None, None),
+    ]
+    assert (
+        calls["ExecuteStatement"][-1]["Statement"]
+        == f'SELECT "sk", "a", "doc" FROM {table.ref} WHERE "pk" = ?'
+    )
+
+
 def test_describe_sends_nothing_and_names_the_projection(conn):
     cursor = conn.cursor()
     cursor.describe('SELECT "a", "doc"."b" FROM "no_such_table" WHERE "pk" = ?')

@@ -78,3 +78,28 @@ def test_has_returning(text: str, expected: bool) -> None:
 )
 def test_without_returning_old(text: str, expected: str) -> None:
     assert statement.without_returning_old(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('SELECT "a", "b" FROM "t"', None),
+        ('SELECT "doc"."a", "doc"."b" FROM "t"', None),
+        ('SELECT * FROM "t"', None),
+        ('SELECT "a", "a" FROM "t" WHERE "pk" = ?', ('SELECT "a" FROM "t" WHERE "pk" = ?', [("a",), ("a",)])),
+        ('SELECT "a", "doc"."a" FROM "t"', ('SELECT "a", "doc" FROM "t"', [("a",), ("doc", "a")])),
+        (
+            "select doc, doc['k'][0], l[1] from t",
+            ('select "doc", "l" from t', [("doc",), ("doc", "k", 0), ("l", 1)]),
+        ),
+        ('SELECT "q""t", "q""t"."x" FROM "t"', ('SELECT "q""t" FROM "t"', [('q"t',), ('q"t', "x")])),
+        (
+            "SELECT doc['0'], doc[0], doc FROM t",
+            ('SELECT "doc" FROM t', [("doc", "0"), ("doc", 0), ("doc",)]),
+        ),
+        ("SELECT a AS b, a FROM t", None),  # not plain paths: left to DynamoDB
+        ("SELECT size(a), a FROM t", None),
+    ],
+)
+def test_covering_projection(text: str, expected: tuple | None) -> None:
+    assert statement.covering(text) == expected
