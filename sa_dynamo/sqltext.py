@@ -358,6 +358,7 @@ class _Translator:
         self._table_keys: KeyNames | None = None
         self._key_paths: dict[str, str] = {}  # the table's key attributes: quoted -> name
         self._negations: list[str] = []  # NOT tests written so far, which ORDER BY cannot take
+        self._index_read = False  # FROM "table"."index"
         self._ordered = False  # the statement has an ORDER BY
         self._key_values: list[tuple[int, str]] = []  # parameters compared with a key attribute
         self._key_between: tuple[Bound, Bound] | None = None
@@ -402,6 +403,7 @@ class _Translator:
             self._key_paths = {_quote(k): k for k in keys if k is not None}
         if index is None:
             return _quote(table), self._table_keys
+        self._index_read = True
         if statement != "SELECT":
             _refuse(f"{statement} on the index {_quote(table)}.{_quote(index)}", "write to the table itself")
         index_keys = self._table_keys.indexes.get(index) if self._table_keys is not None else None
@@ -556,7 +558,7 @@ class _Translator:
         key_parts = [t.key_text or t.text for t in (hash_term, range_term) if t is not None]
         if range_term is not None and range_term.bounds is not None:
             self._key_between = range_term.bounds
-        rest = [t for t in terms if t is not hash_term and t is not range_term]
+        rest = [self._beside_index_key(t) for t in terms if t is not hash_term and t is not range_term]
         if len(rest) == 1 and not key_parts:
             return " WHERE " + _render(rest[0])
         if not rest:
@@ -569,6 +571,16 @@ class _Translator:
             # (A write needs its key equalities visible: there the keys are unknown, not absent.)
             return f" WHERE NOT (NOT ({group}))"
         return " WHERE " + " AND ".join([*key_parts, f"({group})"])
+
+    def _beside_index_key(self, term: _Test | _Group) -> _Test | _Group:
+        """Reading a global index, DynamoDB Local returns each matching item several times for
+        an IN on the table's partition key in the AND chain; below a NOT NOT it returns each
+        once (docs/partiql-findings.md). As the compiler renders it."""
+        table_hash = self._table_keys.hash_key if self._table_keys is not None else None
+        if not (self._index_read and _is_on(term, table_hash, {"IN"})):
+            return term
+        self._negations.append(f"IN on the table's partition key {table_hash!r} while reading a global index")
+        return _Test(f"NOT (NOT ({term.text}))", None, None)
 
     def _condition(self, node: exp.Expression, negated: bool = False) -> _Node:
         """A condition, negated when asked so that it is TRUE exactly where SQL's is: De Morgan

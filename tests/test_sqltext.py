@@ -249,6 +249,17 @@ TRANSLATED = [
         'SELECT * FROM "items"."gsi1" WHERE "gsi1pk" = ? ORDER BY "gsi1sk"',
         (0,),
     ),
+    # reading a global index, an IN on the table's partition key goes below NOT NOT (Local bug)
+    case(
+        "SELECT * FROM items.gsi1 WHERE gsi1pk = ? AND pk IN (?, ?) AND n > ?",
+        'SELECT * FROM "items"."gsi1" WHERE "gsi1pk" = ? AND (NOT (NOT ("pk" IN [?, ?])) AND "n" > ?)',
+        (0, 1, 2, 3),
+    ),
+    case(
+        "SELECT * FROM items.gsi2 WHERE pk IN (?, ?)",
+        'SELECT * FROM "items"."gsi2" WHERE NOT (NOT ("pk" IN [?, ?]))',
+        (0, 1),
+    ),
     # no index is chosen for hand-written SQL: the text names the table or the index
     case(
         "SELECT * FROM items WHERE gsi1pk = ? AND pk = ?",
@@ -507,6 +518,10 @@ REFUSED = [
     ("SELECT * FROM items.gsi1 WHERE gsi1pk = ? ORDER BY sk", "order by the sort key gsi1sk"),
     ("SELECT * FROM users WHERE id = ? ORDER BY id", "order by the sort key (this table has none)"),
     ("SELECT sk FROM items WHERE pk = ? ORDER BY sk DESC", "without the partition key pk in the select list"),
+    (
+        "SELECT * FROM items.gsi1 WHERE gsi1pk = ? AND pk IN (?, ?) ORDER BY gsi1sk",
+        "IN on the table's partition key 'pk' while reading a global index together with ORDER BY",
+    ),
     # DynamoDB Local fails NOT (...) beside ORDER BY
     ("SELECT * FROM items WHERE pk = ? AND s NOT LIKE 'a%' ORDER BY sk", "NOT LIKE together with ORDER BY"),
     ("SELECT * FROM items WHERE pk = ? AND NOT contains(s, ?) ORDER BY sk", "NOT contains() together with"),
@@ -820,6 +835,7 @@ LIVE_SELECTS = [
     ("SELECT pk, sk FROM {t} WHERE sk = ? AND n >= ?", ["001", 1], ["A001", "B001"]),
     ("SELECT pk, sk FROM {t} WHERE pk = ? AND sk IS NOT NULL AND s IS NULL", ["A"], ["A003", "A004"]),
     ("SELECT pk, sk FROM {t} WHERE pk = ? AND sk <> ? ORDER BY sk", ["B", "001"], ["B002"]),
+    ("SELECT pk, sk FROM {t}.gsi1 WHERE gsi1pk = ? AND pk IN (?, ?)", ["G", "B", "A"], ["B001", "B002"]),
 ]
 
 

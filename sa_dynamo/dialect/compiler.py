@@ -436,9 +436,9 @@ class DynamoDBCompiler(compiler.SQLCompiler):
     def _filter_term(self, term: Any, grouped: bool, table_hash: Any, **kw: Any) -> str:
         text = self.process(term.self_group(against=operators.and_) if grouped else term, **kw)
         if self._is_on(term, table_hash, {operators.in_op}):
-            # Reading a global index, DynamoDB Local returns the index's items once per IN value
-            # (unfiltered) for an IN on the table's partition key in the AND chain; below a NOT
-            # NOT it filters correctly (partiql-reference.md §15).
+            # Reading a global index, DynamoDB Local returns each matching item several times
+            # for an IN on the table's partition key in the AND chain; below a NOT NOT it
+            # returns each once (docs/partiql-findings.md).
             self._unordered(
                 f"IN on the table's partition key {table_hash.name!r} while reading a global index"
             )
