@@ -114,6 +114,13 @@ class Connection:
             ]
             if failed:
                 error.args = (f"{error.args[0]} (failed: {'; '.join(failed)})",)
+            elif error.unanswered:
+                error.outcome_unknown = True
+                error.args = (
+                    f"{error.args[0]}. The commit's outcome is unknown: DynamoDB may have applied "
+                    f"all {len(statements)} writes or none. Read the items back before writing them "
+                    f"again (the commit's ClientRequestToken was {token})",
+                )
             raise
         log.debug("ExecuteTransaction committed %d statements (token %s)", len(statements), token)
 

@@ -34,6 +34,14 @@ class Error(Exception):
         self.response = response or {}
         # For a failed commit: the statements sent, in the order of the CancellationReasons.
         self.statements: list[dict[str, Any]] = []
+        # For a failed commit: True when no answer says whether DynamoDB applied it.
+        self.outcome_unknown = False
+
+    @property
+    def unanswered(self) -> bool:
+        """A lost connection or a server error, not a refusal: the request may have been carried out."""
+        status = self.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+        return status >= 500 or (isinstance(self, OperationalError) and not self.code)
 
 
 class InterfaceError(Error):

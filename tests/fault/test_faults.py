@@ -168,6 +168,28 @@ def test_a_commit_answered_too_late_is_applied_once(accounts, proxy, through):
     assert accounts_stored(accounts) == APPLIED_ONCE
 
 
+@pytest.mark.parametrize(("fault", "applied"), [("reset_after", True), ("server_error", False)])
+def test_a_commit_left_unanswered_says_its_outcome_is_unknown(accounts, proxy, through, fault, applied):
+    """Every attempt unanswered (a reset after DynamoDB got it, or a 500): the error says that
+    the commit may have been applied and how to find out, and it was applied at most once."""
+    proxy.script("ExecuteTransaction", fault, fault)
+    with pytest.raises(OperationalError) as raised:
+        deposit_and_open(through(proxy, retries=1))
+    assert raised.value.orig.outcome_unknown
+    assert re.search(r"outcome is unknown: DynamoDB may have applied all 2 writes or none", str(raised.value))
+    assert re.search(r"ClientRequestToken was [0-9a-f]{32}", str(raised.value))
+    assert accounts_stored(accounts) == (APPLIED_ONCE if applied else [("acct", 100, 1)])
+
+
+def test_a_commit_refused_for_throttling_is_known_not_applied(accounts, proxy, through):
+    proxy.script("ExecuteTransaction", "throttle", "throttle")
+    with pytest.raises(OperationalError) as raised:
+        deposit_and_open(through(proxy, retries=1))
+    assert not raised.value.orig.outcome_unknown
+    assert "outcome is unknown" not in str(raised.value)
+    assert accounts_stored(accounts) == [("acct", 100, 1)]
+
+
 # -- single statements ---------------------------------------------------------------------------
 
 
