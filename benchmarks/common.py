@@ -33,6 +33,12 @@ class Result:
     seconds: float
     calls: int | None = None
     note: str = ""
+    verdict: str = ""  # a target checked on this row alone (see ``target``)
+
+
+def target(met: bool, what: str) -> str:
+    """A target's verdict as the table prints it."""
+    return f"[{'meets' if met else 'MISSES'} target {what}]"
 
 
 @dataclass

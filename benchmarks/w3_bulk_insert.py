@@ -4,12 +4,14 @@ overwrite semantics) vs a raw BatchWriteItem loop."""
 
 from __future__ import annotations
 
+import math
+
 from boto3.dynamodb.types import TypeSerializer
 from sqlalchemy import insert
 
 from sa_dynamo import upsert
 
-from .common import Env, engine_client
+from .common import Env, engine_client, target
 from .models import items, orm_model, pynamodb_model
 
 NAME = "W3 bulk insert"
@@ -55,7 +57,11 @@ def run(env: Env, size: int = 10_000) -> None:
             env.client.batch_write_item(RequestItems={table: requests})
 
     env.measure(NAME, "boto3 BatchExecuteStatement loop", raw_batch_execute)
-    env.measure(NAME, "sa_dynamo AUTOCOMMIT executemany", sa_executemany, engine_client(env.engine))
+    inserted = env.measure(
+        NAME, "sa_dynamo AUTOCOMMIT executemany", sa_executemany, engine_client(env.engine)
+    )
+    batches = math.ceil(size / 25)
+    inserted.verdict = target(inserted.calls == batches, f"exactly {batches} calls: {inserted.calls}")
 
     def sa_upsert() -> None:
         model = orm_model(tables["upsert"].pop())

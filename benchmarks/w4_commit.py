@@ -8,7 +8,7 @@ import uuid
 from boto3.dynamodb.types import TypeSerializer
 from sqlalchemy.orm import Session
 
-from .common import Env, engine_client
+from .common import Env, engine_client, target
 from .models import items, orm_model
 
 NAME = "W4 commit of 100 objects"
@@ -37,4 +37,5 @@ def run(env: Env, size: int = 100) -> None:
             session.commit()
 
     env.measure(NAME, "boto3 ExecuteTransaction", boto3_transaction)
-    env.measure(NAME, "sa_dynamo session.commit", session_commit, engine_client(env.engine))
+    commit = env.measure(NAME, "sa_dynamo session.commit", session_commit, engine_client(env.engine))
+    commit.verdict = target(commit.calls == 1, f"exactly one ExecuteTransaction: {commit.calls} calls")

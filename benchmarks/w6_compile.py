@@ -9,7 +9,7 @@ from sqlalchemy import event, select
 from sqlalchemy.engine.interfaces import CacheStats
 from sqlalchemy.orm import Session
 
-from .common import Env, Result
+from .common import Env, Result, target
 from .models import items, orm_model
 
 NAME = "W6 compile and cache"
@@ -44,5 +44,6 @@ def run(env: Env, executions: int = 1000) -> None:
             "sa_dynamo ORM select",
             seconds,
             note=f"cache hits {hits / executions:.1%}, compile {compile_ms:.2f} ms",
+            verdict=target(hits / executions >= 0.99, ">= 99 % cache hits"),
         )
     )
