@@ -22,7 +22,7 @@ from sqlglot import exp, parser, tokens
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
-from .partiql import FUNCTIONS, MAX_IN_OPERANDS
+from .partiql import FUNCTIONS, MAX_IN_OPERANDS, MAX_PARTITION_KEYS
 
 
 class KeyNames(NamedTuple):
@@ -68,6 +68,7 @@ class Checks(NamedTuple):
     key_values: tuple[tuple[int, str], ...] = ()  # (input parameter, key attribute compared with it)
     key_between: tuple[Bound, Bound] | None = None  # a sort-key condition's BETWEEN bounds
     always_empty: bool = False  # the WHERE folded to FALSE (a key attribute IS NULL)
+    partition_keys: tuple[Bound, ...] = ()  # a key condition's IN list
 
     def no_rows(self, rows: Sequence[Sequence[Any]]) -> bool:
         """Whether the statement can match no row, so nothing need be sent; a refusal for an
@@ -76,6 +77,13 @@ class Checks(NamedTuple):
             for index, attribute in self.key_values:
                 if isinstance(row[index], (str, bytes)) and not row[index]:
                     _refuse_empty_key(attribute)
+            listed = [bound.of(row) for bound in self.partition_keys]
+            if len(set(map(_hashable, listed))) < len(listed):
+                # The compiler drops repeats; here the text is fixed, so they are refused.
+                _refuse(
+                    "an IN list naming one partition key twice",
+                    "DynamoDB would return that partition once per mention; list each key once",
+                )
         if self.always_empty:
             return True
         if self.key_between is None or not rows:
@@ -85,6 +93,15 @@ class Checks(NamedTuple):
             return bool(low > high)
         except TypeError:  # values of different types: DynamoDB's own error says so
             return False
+
+
+def _hashable(value: Any) -> Any:
+    """The value, or its identity when unhashable (DynamoDB refuses such a key itself)."""
+    try:
+        hash(value)
+    except TypeError:
+        return id(value)
+    return value
 
 
 class Translation(NamedTuple):
@@ -276,6 +293,7 @@ class _Test(NamedTuple):
     absorbed_as: str | None = None  # what a sibling's absorbs names this test by, if not its text
     key_text: str | None = None  # the text when it is the key condition, if that differs
     bounds: tuple[Bound, Bound] | None = None  # BETWEEN's, checked when it is the key condition
+    listed: tuple[Bound, ...] = ()  # IN's values, checked when it is the key condition
 
 
 class _Group(NamedTuple):
@@ -362,6 +380,7 @@ class _Translator:
         self._ordered = False  # the statement has an ORDER BY
         self._key_values: list[tuple[int, str]] = []  # parameters compared with a key attribute
         self._key_between: tuple[Bound, Bound] | None = None
+        self._partition_keys: tuple[Bound, ...] = ()
         self._always_empty = False
 
     def translate(self, statement: exp.Expression) -> Translation:
@@ -382,7 +401,7 @@ class _Translator:
         order = tuple(int(index) for index in _MARKER.findall(text))
         # Only the parameters sent count: a test folded away (beside a key's IS NULL) is not.
         key_values = tuple((index, key) for index, key in self._key_values if index in order)
-        checks = Checks(key_values, self._key_between, self._always_empty)
+        checks = Checks(key_values, self._key_between, self._always_empty, self._partition_keys)
         return Translation(_MARKER.sub("?", text), order, limit, limit_param, kind, checks)
 
     # -- tables ----------------------------------------------------------------------------
@@ -558,6 +577,14 @@ class _Translator:
         key_parts = [t.key_text or t.text for t in (hash_term, range_term) if t is not None]
         if range_term is not None and range_term.bounds is not None:
             self._key_between = range_term.bounds
+        if hash_term is not None and hash_term.operator == "IN":
+            self._partition_keys = hash_term.listed
+            if len(hash_term.listed) > MAX_PARTITION_KEYS:
+                _refuse(
+                    f"IN with {len(hash_term.listed)} partition keys",
+                    f"DynamoDB reads at most {MAX_PARTITION_KEYS} partitions in one query; split the "
+                    "list into several queries",
+                )
         rest = [self._beside_index_key(t) for t in terms if t is not hash_term and t is not range_term]
         if len(rest) == 1 and not key_parts:
             return " WHERE " + _render(rest[0])
@@ -675,7 +702,9 @@ class _Translator:
             # The same test without NOT, which DynamoDB Local fails beside ORDER BY.
             return self._guarded("(" + " AND ".join(f"{operand} <> {v}" for v in listed) + ")", subject)
         text = f"{operand} IN [{', '.join(listed)}]"
-        return self._negation("NOT IN", text, subject) if negated else _Test(text, attribute, "IN")
+        if negated:
+            return self._negation("NOT IN", text, subject)
+        return _Test(text, attribute, "IN", listed=tuple(self._bound(v) for v in values))
 
     def _is(self, node: exp.Is, negated: bool) -> _Test | bool:
         _plain(node, "this", "expression")

@@ -516,6 +516,10 @@ REFUSED = [
         "ORDER BY n: DynamoDB returns a partition in sort-key order",
     ),
     ("SELECT * FROM items.gsi1 WHERE gsi1pk = ? ORDER BY sk", "order by the sort key gsi1sk"),
+    (
+        "SELECT * FROM items WHERE pk IN (" + ", ".join(["?"] * 51) + ")",
+        "IN with 51 partition keys: DynamoDB reads at most 50 partitions in one query",
+    ),
     ("SELECT * FROM users WHERE id = ? ORDER BY id", "order by the sort key (this table has none)"),
     ("SELECT sk FROM items WHERE pk = ? ORDER BY sk DESC", "without the partition key pk in the select list"),
     (
@@ -694,6 +698,21 @@ CHECKED = [
         "SELECT * FROM items WHERE pk IS NULL AND n = ? ORDER BY sk",
         Checks(always_empty=True),
         [([1], True)],
+    ),
+    # a key condition's IN: a partition key listed twice would return its partition twice
+    (
+        "SELECT * FROM items WHERE pk IN (?, 'b', ?) AND n IN (1, 1)",
+        Checks(key_values=((0, "pk"), (1, "pk")), partition_keys=(Bound(0), Bound(None, "b"), Bound(1))),
+        [
+            (["a", "c"], False),
+            (["a", "a"], "one partition key twice"),
+            (["b", "c"], "one partition key twice"),
+        ],
+    ),
+    (
+        "SELECT * FROM items WHERE pk IN ('a', 'a')",
+        Checks(partition_keys=(Bound(None, "a"),) * 2),
+        [([], "twice")],
     ),
     # a test folded away is not sent, and its parameter is not checked
     ("SELECT * FROM items WHERE pk = ? OR sk IS NOT NULL", Checks(), [([""], False)]),

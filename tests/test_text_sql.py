@@ -131,6 +131,25 @@ def test_text_decides_on_the_client_what_dynamodb_would_reject(engine, orders, s
     ]
 
 
+@pytest.mark.parametrize(
+    ("where", "parameters"), [("pk IN (:a, :b)", {"a": "C#1", "b": "C#1"}), ("pk IN ('C#2', 'C#2')", {})]
+)
+def test_text_refuses_a_partition_key_listed_twice(engine, orders, sent, where, parameters):
+    """DynamoDB returns a partition once per mention in the IN list; the compiler drops the
+    repeats, SQL text is sent as written, so the repeat is refused before anything is sent."""
+    with (
+        engine.connect() as conn,
+        pytest.raises(TranslationError, match="an IN list naming one partition key twice"),
+    ):
+        conn.execute(text(f"SELECT sk FROM {orders.name} WHERE {where}"), parameters)
+    with engine.connect() as conn:
+        rows = conn.execute(
+            text(f"SELECT sk FROM {orders.name} WHERE pk IN (:a, :b)"), {"a": "C#1", "b": "C#2"}
+        )
+        assert len(rows.all()) == 7
+    assert sent == [f'SELECT "sk" FROM "{orders.name}" WHERE "pk" IN [?, ?]']  # the refused one never was
+
+
 KEYS = {"orders": ("pk", "sk"), "users": ("id",)}
 PLANS = [
     # (PartiQL, operation, index, key condition, filter)
