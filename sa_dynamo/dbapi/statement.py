@@ -117,19 +117,28 @@ def _steps(path: str) -> tuple[Step, ...] | None:
     return tuple(_step_values(path)) if _PATH.fullmatch(path) else None
 
 
+def _select_list(statement: str) -> tuple[str, list[str], str] | None:
+    """A SELECT split around its projection: (the text up to it, its paths, the text from FROM
+    on); None for ``SELECT *``."""
+    head = re.match(r"\s*SELECT\s+", statement, re.IGNORECASE)
+    start = head.end() if head else 0
+    end = _from_position(statement[start:])
+    columns = statement[start : start + end] if end >= 0 else statement[start:]
+    if columns.strip() == "*":
+        return None
+    rest = statement[start + end :] if end >= 0 else ""
+    return statement[:start], _split_top_level(columns), rest
+
+
 def covering(statement: str) -> tuple[str, list[tuple[Step, ...]]] | None:
     """When DynamoDB would refuse a SELECT's projection because two paths name the same result
     key (``"a", "doc"."a"``) or overlap (``"doc", "doc"."a"``): the statement projecting each
     top-level attribute once instead, and every projected path, to be read from what returns.
     None when the projection is fine as it is (or is not made of plain paths)."""
-    head = re.match(r"\s*SELECT\s+", statement, re.IGNORECASE)
-    if head is None:
+    split = _select_list(statement)
+    if split is None or not split[0] or not split[2]:
         return None
-    body = statement[head.end() :]
-    end = _from_position(body)
-    if end < 0 or body[:end].strip() == "*":
-        return None
-    parts = _split_top_level(body[:end])
+    head, parts, rest = split
     paths = [_steps(part) for part in parts]
     if any(path is None for path in paths):
         return None
@@ -139,14 +148,10 @@ def covering(statement: str) -> tuple[str, list[tuple[Step, ...]]] | None:
         return None
     tops = dict.fromkeys(str(path[0]) for path in paths)
     projected = ", ".join('"{}"'.format(name.replace('"', '""')) for name in tops)
-    return f"{statement[: head.end()]}{projected} {body[end:]}", paths
+    return f"{head}{projected} {rest}", paths
 
 
 def projection(statement: str) -> list[str] | None:
     """Result keys of a SELECT in projection order, or None for ``SELECT *``."""
-    body = re.sub(r"^\s*SELECT\s+", "", statement, count=1, flags=re.IGNORECASE)
-    end = _from_position(body)
-    columns = body[:end] if end >= 0 else body
-    if columns.strip() == "*":
-        return None
-    return [_result_key(part) for part in _split_top_level(columns)]
+    split = _select_list(statement)
+    return None if split is None else [_result_key(part) for part in split[1]]
