@@ -153,8 +153,8 @@ def test_consistent_read_on_a_global_index_is_refused_before_sending(engine, req
 @pytest.fixture
 def batches_of_any_size(monkeypatch):
     """Streamed reads ask for pages of exactly the batch size, even below the usual floor."""
-    monkeypatch.setattr("sa_dynamo.dialect.base.MIN_STREAM_PAGE", 1)
-    monkeypatch.setattr("sa_dynamo.dialect.base.STREAM_BATCHES_PER_PAGE", 1)
+    monkeypatch.setattr("sa_dynamo.dialect.execution.MIN_STREAM_PAGE", 1)
+    monkeypatch.setattr("sa_dynamo.dialect.execution.STREAM_BATCHES_PER_PAGE", 1)
 
 
 def test_a_streamed_result_asks_for_pages_of_one_batch(engine, requests, batches_of_any_size):

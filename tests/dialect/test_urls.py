@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import create_engine
 
-from sa_dynamo.dialect.base import DynamoDBLocalDialect
+from sa_dynamo.dialect.local import DynamoDBLocalDialect
 
 
 @pytest.mark.parametrize(

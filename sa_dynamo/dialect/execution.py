@@ -1,0 +1,246 @@
+"""The execution context: what each execution of a compiled statement needs that PartiQL cannot
+carry (None as an absent attribute, the row limit, page size, consistent reads) and the scan guard."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections import defaultdict
+from typing import Any
+
+from sqlalchemy.engine import default
+from sqlalchemy.exc import ArgumentError, CompileError
+from sqlalchemy.sql.selectable import TextualSelect
+
+from .. import dbapi as dynamo_dbapi
+from .. import sqltext
+from ..dbapi.cursor import Discriminator
+from ..exc import ScanNotAllowed, ScanWarning
+from ..plan import Plan, plan_of_text, scan_message
+from .compiler import DMLTemplate, not_in_as_chain
+
+log = logging.getLogger("sa_dynamo")
+
+UNKNOWN_TYPE_POLICIES = ("skip", "raise", "base")
+SCAN_POLICIES = ("allow", "warn", "error")
+
+
+def _absent(template: Any, params: Any) -> frozenset[int]:
+    return frozenset(i for i in range(len(template.entries)) if params[i] is None)
+
+
+def _without(params: Any, absent: frozenset[int]) -> list[Any]:
+    return [v for i, v in enumerate(params) if i not in absent]
+
+
+# A streamed read asks for this many batches per request, and never fewer items than the floor:
+# each request costs a round trip, so one per batch (or per row, for yield_per(1)) is slow.
+STREAM_BATCHES_PER_PAGE = 10
+MIN_STREAM_PAGE = 1000
+
+
+def _stream_page_size(options: Any) -> int | None:
+    """Items per request for a result consumed in batches (``yield_per``, ``stream_results``,
+    ``max_row_buffer``): a few batches, so that the driver never holds a whole 1 MB page
+    (tens of thousands of small items) for a consumer that takes a thousand rows at a time. It
+    only sets DynamoDB's Limit, the items evaluated per request; the rows returned are the same."""
+    size = options.get("yield_per") or options.get("max_row_buffer")
+    if not size and options.get("stream_results"):
+        size = 1000  # SQLAlchemy's default max_row_buffer
+    return max(int(size) * STREAM_BATCHES_PER_PAGE, MIN_STREAM_PAGE) if size else None
+
+
+class DynamoDBExecutionContext(default.DefaultExecutionContext):
+    """Applies per-execution facts the compiled PartiQL cannot carry: None -> absent attribute,
+    the row limit, page size and consistent reads."""
+
+    dynamodb_request: tuple[str, dict[str, Any]] | None = None
+    dynamodb_groups: list[tuple[str, list]] | None = None
+    dynamodb_no_rows = False
+
+    def pre_exec(self) -> None:
+        compiled = self.compiled
+        if compiled is None:
+            # exec_driver_sql: PartiQL sent as written, still planned and guarded.
+            self._guard(plan_of_text(self.statement, self._key_names))
+            return
+        if self.isddl:
+            self._pre_exec_ddl(compiled)
+            return
+        # text().columns(...) is a TextualSelect, which SQLAlchemy does not count as plain text;
+        # its SQL must be rewritten all the same (else it is sent as PartiQL, without the guards).
+        if self.is_text or isinstance(compiled.statement, TextualSelect):
+            self._configure_cursor(compiled)
+            self._translate_text()
+            return
+        self._apply_template(compiled.dynamodb_template)
+        if compiled.dynamodb_not_in_chain:
+            self.statement = not_in_as_chain(self.statement)
+        self._check_key_values(compiled)
+        self._configure_cursor(compiled)
+        plan = compiled.dynamodb_plan
+        if plan is not None:
+            self._guard(self._finished_plan(compiled, plan))
+
+    def _finished_plan(self, compiled: Any, plan: Plan) -> Plan:
+        """The plan with the PartiQL as sent. Without parameters expanded at execution time it is
+        the same for every execution of the same text, so the compiled statement keeps it."""
+        if self._expanded_parameters:
+            return plan.finished(self.statement, self._rendered_at_execution)
+        kept = getattr(compiled, "_dynamodb_finished_plan", None)
+        if kept is not None and kept[0] is plan and kept[1] == self.statement:
+            return kept[2]
+        finished = plan.finished(self.statement, self._rendered_at_execution)
+        compiled._dynamodb_finished_plan = (plan, self.statement, finished)
+        return finished
+
+    def _key_names(self, table: str) -> tuple[str, ...]:
+        return self.cursor.connection.key_names(table)
+
+    def _translate_text(self) -> None:
+        """text(): the SQL is rewritten to PartiQL by the same rules as compiled statements;
+        what echo and the events show is the rewritten statement."""
+
+        def keys(table: str) -> sqltext.KeyNames | None:
+            try:
+                names = self._key_names(table)
+            except dynamo_dbapi.Error:
+                return None  # the statement itself will report the unknown table
+            return sqltext.KeyNames(names[0], names[1] if len(names) > 1 else None)
+
+        translation = sqltext.translate(self.statement, keys)
+        rows = self.parameters
+        # As _check_key_values for compiled statements: empty key values refused, no rows sent
+        # for a WHERE folded to FALSE or a sort-key BETWEEN with reversed bounds.
+        self.dynamodb_no_rows = translation.checks.no_rows(rows)
+        self.statement = translation.text
+        self.parameters = [[row[i] for i in translation.order] for row in rows]
+        self._apply_template(DMLTemplate.of(self.statement))
+        if translation.limit_param is not None:
+            self.cursor.max_rows = int(rows[0][translation.limit_param])
+        elif translation.limit is not None:
+            self.cursor.max_rows = translation.limit
+        self._guard(plan_of_text(self.statement, self._key_names))
+
+    def _check_key_values(self, compiled: Any) -> None:
+        """Decide on the client what DynamoDB would reject: an empty string compared with a key
+        attribute (refused: no key can be empty), a LIKE wildcard in a startswith()/contains()
+        value (refused: begins_with has none), a sort-key BETWEEN whose bounds are reversed (no
+        rows, as SQL says, without asking DynamoDB)."""
+        values = self.compiled_parameters[0] if self.compiled_parameters else {}
+        for name, attribute in compiled.dynamodb_key_parameters.items():
+            # an IN list has been expanded into one parameter per value by now
+            candidates = [values.get(n) for n in self._expanded_parameters.get(name, [name])]
+            if any(v in ("", b"") for v in candidates):
+                raise CompileError(
+                    f"DynamoDB PartiQL cannot express a comparison of key attribute {attribute!r} with an "
+                    "empty value: no key is empty, so leave the condition out or skip the query"
+                )
+        for name, method in compiled.dynamodb_like_parameters.items():
+            value = values.get(name)
+            if isinstance(value, str) and ("%" in value or "_" in value):
+                raise CompileError(
+                    f"DynamoDB PartiQL cannot express {method}({value!r}) as SQL means it: SQL's LIKE reads "
+                    "% and _ in the value as wildcards, DynamoDB matches them literally; pass "
+                    f"autoescape=True to {method}() to match them literally"
+                )
+        self.dynamodb_no_rows = compiled.dynamodb_always_empty
+        if compiled.dynamodb_key_between is not None:
+            low, high = (values[name] for name in compiled.dynamodb_key_between)
+            self.dynamodb_no_rows = self.dynamodb_no_rows or low > high
+
+    def _rendered_at_execution(self, name: str) -> str:
+        """How a parameter rendered at execution time appears in the plan: an expanded list as
+        its placeholders, a literal (a JSON path step) as ``?`` (the PartiQL shows its value)."""
+        return ", ".join("?" * len(self._expanded_parameters.get(name, [name])))
+
+    def _guard(self, plan: Plan) -> None:
+        """Log the plan; hold back a scan the policy forbids; hand the plan to explain()."""
+        explain = self.execution_options.get("dynamodb_explain")
+        if explain is not None:
+            explain["plan"] = plan
+            return
+        if log.isEnabledFor(logging.INFO):
+            log.info(plan.summary())
+        if plan.operation != "Scan":
+            return
+        policy = self.execution_options.get("dynamodb_scan", self.dialect.dynamodb_scan)
+        if policy not in SCAN_POLICIES:
+            raise ArgumentError(f"dynamodb_scan must be one of {', '.join(SCAN_POLICIES)}, not {policy!r}")
+        if policy == "error":
+            raise ScanNotAllowed(scan_message(plan))
+        if policy == "warn":
+            log.warning(scan_message(plan))
+            warnings.warn(scan_message(plan), ScanWarning, stacklevel=2)
+
+    def _apply_template(self, template: DMLTemplate | None) -> None:
+        """None means attribute absent: leave it out of an INSERT, REMOVE it in an UPDATE."""
+        if template is not None:
+            groups: dict[frozenset[int], list] = defaultdict(list)
+            for params in self.parameters:
+                groups[_absent(template, params)].append(params)
+            if len(groups) > 1:
+                self.dynamodb_groups = [
+                    (template.render(a), [_without(p, a) for p in rows]) for a, rows in groups.items()
+                ]
+            elif absent := next(iter(groups)):
+                # Rewritten here, before the statement is logged, so echo shows what is sent.
+                self.statement = template.render(absent)
+                self.parameters = [_without(params, absent) for params in self.parameters]
+
+    def _configure_cursor(self, compiled: Any) -> None:
+        cursor = self.cursor
+        options = self.execution_options
+        cursor.page_size = options.get("dynamodb_page_size")
+        if cursor.page_size is None:  # an explicit dynamodb_page_size wins
+            cursor.page_size = _stream_page_size(options)
+        cursor.consistent_read = bool(options.get("dynamodb_consistent_read", False))
+        if cursor.consistent_read and compiled.dynamodb_global_index:
+            raise ArgumentError(
+                "dynamodb_consistent_read is not available on a global secondary index (DynamoDB "
+                "replicates GSIs asynchronously): read from the table or a local index instead"
+            )
+        cursor.count_only = compiled.dynamodb_count_only
+        cursor.count = compiled.dynamodb_count
+        cursor.hidden_columns = compiled.dynamodb_hidden_columns
+        if compiled.dynamodb_key_names is not None:
+            cursor.connection.set_key_names(*compiled.dynamodb_key_names)
+        page = options.get("dynamodb_page")
+        if page is not None:
+            cursor.page_rows = page.size
+            cursor.start_token = page.start(self.statement, self.parameters, cursor)
+        discriminator = options.get("dynamodb_discriminator")
+        if discriminator is not None:
+            policy = options.get("dynamodb_unknown_type", "skip")
+            if policy not in UNKNOWN_TYPE_POLICIES:
+                raise ArgumentError(
+                    f"dynamodb_unknown_type must be one of {', '.join(UNKNOWN_TYPE_POLICIES)}, not {policy!r}"
+                )
+            attribute, known, base = discriminator
+            cursor.discriminator = Discriminator(attribute, known, policy, base)
+        if compiled.dynamodb_limit_bind is not None:
+            cursor.max_rows = int(self.compiled_parameters[0][compiled.dynamodb_limit_bind])
+
+    def _pre_exec_ddl(self, compiled: Any) -> None:
+        self.dynamodb_request = compiled.dynamodb_request
+        if self.dynamodb_request is None:
+            return
+        method, request = self.dynamodb_request
+        # create_all() creates a table's indexes right after the table, which CreateTable already
+        # made: those CreateIndex statements send nothing. Any other DDL ends that window.
+        info = self.root_connection.info
+        created = info.pop("sa_dynamo_indexes_created_with_table", set())
+        if method == "create_table":
+            info["sa_dynamo_indexes_created_with_table"] = {
+                (request["TableName"], i["IndexName"])
+                for key in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes")
+                for i in request.get(key, [])
+            }
+        elif method == "create_index":
+            table = request["TableName"]
+            index = request["GlobalSecondaryIndexUpdates"][0]["Create"]["IndexName"]
+            if (table, index) in created:
+                created.discard((table, index))
+                info["sa_dynamo_indexes_created_with_table"] = created
+                self.dynamodb_request = None
+                self.statement = f"-- index {index} was created with table {table}"

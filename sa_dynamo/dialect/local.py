@@ -1,0 +1,39 @@
+"""``dynamodb+local://``: the dialect over an embedded DynamoDB Local (see sa_dynamo/local.py)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from .. import local
+from .base import DynamoDBDialect
+
+
+class DynamoDBLocalDialect(DynamoDBDialect):
+    """``dynamodb+local://``: a private DynamoDB Local on a free loopback port, started on first
+    connect and stopped at exit; ``?data_dir=PATH`` keeps the data between runs. When
+    ``SA_DYNAMO_LOCAL_ENDPOINT`` is set, that running server is used instead."""
+
+    driver = "local"
+    supports_statement_cache = True
+    _servers: dict[str | None, Any] = {}
+    _lock = threading.Lock()
+
+    def create_connect_args(self, url: Any) -> tuple[list, dict[str, Any]]:
+        query = dict(url.query)
+        data_dir = query.pop("data_dir", None)
+        if query:
+            raise ValueError(f"dynamodb+local:// accepts only ?data_dir=PATH, not {', '.join(sorted(query))}")
+        return [], {"local_data_dir": data_dir}
+
+    def connect(self, *cargs: Any, local_data_dir: str | None = None, **cparams: Any) -> Any:
+        """Start the private DynamoDB Local on first connect (not at create_engine), once per data dir."""
+        endpoint = os.environ.get(local.ENV_ENDPOINT)
+        if endpoint is None:
+            with self._lock:
+                server = self._servers.get(local_data_dir)
+                if server is None:
+                    server = self._servers[local_data_dir] = local.start(data_dir=local_data_dir)
+            endpoint = server.endpoint_url
+        return super().connect(*cargs, endpoint_url=endpoint, **cparams)
