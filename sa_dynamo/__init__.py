@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from . import exc
-from .dialect.options import use_index
+from .constructs import upsert, use_index
 from .dialect.types import BinarySet, NumberSet, StringSet
-from .dml import upsert
 from .orm import SingleTable, item_collection, key_of
 from .pagination import Page, paginate
 from .plan import Plan, explain

@@ -19,3 +19,8 @@ class ScanWarning(sa_exc.SAWarning):
 
 class ScanNotAllowed(sa_exc.InvalidRequestError):
     """A statement would scan a whole table and dynamodb_scan='error' forbids it; nothing was sent."""
+
+
+class TranslationError(sa_exc.DontWrapMixin, sa_exc.CompileError):
+    """SQL text (text(), exec_driver_sql, pandas) that DynamoDB PartiQL cannot express; raised with
+    the compiler's own words when the compiler refused the statement the text became."""

@@ -18,6 +18,7 @@ from sqlalchemy.sql import compiler
 from sqlalchemy.sql import schema as sa_schema
 
 from .. import dbapi as dynamo_dbapi
+from .. import sql_text
 from ..dbapi import admin
 from .compiler import DynamoDBCompiler, DynamoDBIdentifierPreparer
 from .ddl import DynamoDBDDLCompiler
@@ -118,6 +119,27 @@ class DynamoDBDialect(default.DefaultDialect):
                 f"dynamodb_scan must be one of {', '.join(SCAN_POLICIES)}, not {dynamodb_scan!r}"
             )
         self.dynamodb_scan = dynamodb_scan
+        self._sql_text = sql_text.Translator(lambda statement: statement.compile(dialect=self))
+
+    def translate_text(
+        self,
+        dbapi_connection: Any,
+        sql: str,
+        binds: Any = None,
+        result_types: Any = None,
+    ) -> sql_text.Translated:
+        """SQL text as a compiled Core statement, against the tables' live key schemas."""
+
+        def describe(table: str) -> dict[str, Any]:
+            described = admin.describe_table(dbapi_connection.dbapi_connection, table)
+            if described is None:
+                raise dynamo_dbapi.ProgrammingError(
+                    f"table {table!r} does not exist: create it first, or check the name (DynamoDB "
+                    "table names are case-sensitive)"
+                )
+            return described
+
+        return self._sql_text.translate(sql, describe, binds, result_types)
 
     @classmethod
     def engine_created(cls, engine: Any) -> None:
@@ -145,6 +167,7 @@ class DynamoDBDialect(default.DefaultDialect):
     def do_execute(self, cursor: Any, statement: str, parameters: Any, context: Any = None) -> None:
         if context is not None and context.isddl:
             if context.dynamodb_request is not None:
+                self._sql_text.forget()  # key schemas and indexes may change
                 admin.run(cursor.connection, *context.dynamodb_request)
             return
         if context is not None and (

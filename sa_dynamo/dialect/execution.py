@@ -10,19 +10,27 @@ from typing import Any
 
 from sqlalchemy.engine import default
 from sqlalchemy.exc import ArgumentError, CompileError
+from sqlalchemy.sql.elements import TextClause
 from sqlalchemy.sql.selectable import TextualSelect
 
-from .. import dbapi as dynamo_dbapi
-from .. import sqltext
 from ..dbapi.cursor import Discriminator
 from ..exc import ScanNotAllowed, ScanWarning
-from ..plan import Plan, plan_of_text, scan_message
-from .compiler import DMLTemplate, not_in_as_chain
+from ..plan import Plan, scan_message
+from .compiler import DMLTemplate, like_prefix, not_in_as_chain
 
 log = logging.getLogger("sa_dynamo")
 
 UNKNOWN_TYPE_POLICIES = ("skip", "raise", "base")
 SCAN_POLICIES = ("allow", "warn", "error")
+
+
+def _sql_text_of(statement: Any) -> tuple[TextClause | None, dict[str, Any]]:
+    """The SQL text a statement is made of (text(), or text().columns() with its result types)."""
+    if isinstance(statement, TextClause):
+        return statement, {}
+    if isinstance(statement, TextualSelect):
+        return statement.element, {c.name: c.type for c in statement.column_args}
+    return None, {}
 
 
 def _absent(template: Any, params: Any) -> frozenset[int]:
@@ -58,20 +66,75 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
     dynamodb_groups: list[tuple[str, list]] | None = None
     dynamodb_no_rows = False
 
+    @classmethod
+    def _init_compiled(
+        cls,
+        dialect: Any,
+        connection: Any,
+        dbapi_connection: Any,
+        execution_options: Any,
+        compiled: Any,
+        parameters: Any,
+        invoked_statement: Any,
+        extracted_parameters: Any,
+        *args: Any,
+        **kw: Any,
+    ) -> Any:
+        """text() and text().columns(): the SQL becomes a Core statement, compiled by the one
+        compiler, and executes as that statement (what echo and the events show)."""
+        text, result_types = _sql_text_of(compiled.statement)
+        if text is not None:
+            translated = dialect.translate_text(dbapi_connection, text.text, text._bindparams, result_types)
+            defaults = {
+                name: bind.effective_value
+                for name, bind in text._bindparams.items()
+                if bind.value is not None or bind.callable is not None
+            }
+            compiled, invoked_statement = translated.compiled, translated.statement
+            parameters = translated.parameters(parameters, defaults)
+            extracted_parameters = None
+            kw.pop("param_dict", None)  # the text's own parameters, already in ``parameters``
+        return super()._init_compiled(
+            dialect,
+            connection,
+            dbapi_connection,
+            execution_options,
+            compiled,
+            parameters,
+            invoked_statement,
+            extracted_parameters,
+            *args,
+            **kw,
+        )
+
+    @classmethod
+    def _init_statement(
+        cls,
+        dialect: Any,
+        connection: Any,
+        dbapi_connection: Any,
+        execution_options: Any,
+        statement: str,
+        parameters: Any,
+    ) -> Any:
+        """exec_driver_sql (and pandas.read_sql of a string): the same translation as text(),
+        with ``?`` parameters."""
+        translated = dialect.translate_text(dbapi_connection, statement)
+        return cls._init_compiled(
+            dialect,
+            connection,
+            dbapi_connection,
+            execution_options,
+            translated.compiled,
+            translated.parameters(parameters, {}),
+            translated.statement,
+            None,
+        )
+
     def pre_exec(self) -> None:
         compiled = self.compiled
-        if compiled is None:
-            # exec_driver_sql: PartiQL sent as written, still planned and guarded.
-            self._guard(plan_of_text(self.statement, self._key_names))
-            return
         if self.isddl:
             self._pre_exec_ddl(compiled)
-            return
-        # text().columns(...) is a TextualSelect, which SQLAlchemy does not count as plain text;
-        # its SQL must be rewritten all the same (else it is sent as PartiQL, without the guards).
-        if self.is_text or isinstance(compiled.statement, TextualSelect):
-            self._configure_cursor(compiled)
-            self._translate_text()
             return
         self._apply_template(compiled.dynamodb_template)
         if compiled.dynamodb_not_in_chain:
@@ -94,43 +157,25 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         compiled._dynamodb_finished_plan = (plan, self.statement, finished)
         return finished
 
-    def _key_names(self, table: str) -> tuple[str, ...]:
-        return self.cursor.connection.key_names(table)
-
-    def _translate_text(self) -> None:
-        """text(): the SQL is rewritten to PartiQL by the same rules as compiled statements;
-        what echo and the events show is the rewritten statement."""
-
-        def keys(table: str) -> sqltext.KeyNames | None:
-            try:
-                names = self._key_names(table)
-            except dynamo_dbapi.Error:
-                return None  # the statement itself will report the unknown table
-            return sqltext.KeyNames(names[0], names[1] if len(names) > 1 else None)
-
-        translation = sqltext.translate(self.statement, keys)
-        rows = self.parameters
-        # As _check_key_values for compiled statements: empty key values refused, no rows sent
-        # for a WHERE folded to FALSE or a sort-key BETWEEN with reversed bounds.
-        self.dynamodb_no_rows = translation.checks.no_rows(rows)
-        self.statement = translation.text
-        self.parameters = [[row[i] for i in translation.order] for row in rows]
-        self._apply_template(DMLTemplate.of(self.statement))
-        if translation.limit_param is not None:
-            self.cursor.max_rows = int(rows[0][translation.limit_param])
-        elif translation.limit is not None:
-            self.cursor.max_rows = translation.limit
-        self._guard(plan_of_text(self.statement, self._key_names))
-
     def _check_key_values(self, compiled: Any) -> None:
         """Decide on the client what DynamoDB would reject: an empty string compared with a key
         attribute (refused: no key can be empty), a LIKE wildcard in a startswith()/contains()
         value (refused: begins_with has none), a sort-key BETWEEN whose bounds are reversed (no
         rows, as SQL says, without asking DynamoDB)."""
         values = self.compiled_parameters[0] if self.compiled_parameters else {}
+        for name, escape in compiled.dynamodb_like_patterns.items():
+            pattern = values.get(name)
+            if isinstance(pattern, str) and like_prefix(pattern, escape) is None:
+                raise CompileError(
+                    f"DynamoDB PartiQL cannot express LIKE {pattern!r}: DynamoDB matches a prefix only; "
+                    "write LIKE 'prefix%' (one % at the end), use contains() for a substring, or filter "
+                    "the rows in Python"
+                )
         for name, attribute in compiled.dynamodb_key_parameters.items():
             # an IN list has been expanded into one parameter per value by now
             candidates = [values.get(n) for n in self._expanded_parameters.get(name, [name])]
+            if name in compiled.dynamodb_like_patterns:  # LIKE 'prefix%' compares the prefix
+                candidates = [like_prefix(v, compiled.dynamodb_like_patterns[name]) for v in candidates]
             if any(v in ("", b"") for v in candidates):
                 raise CompileError(
                     f"DynamoDB PartiQL cannot express a comparison of key attribute {attribute!r} with an "

@@ -26,6 +26,7 @@ from sqlalchemy.exc import ArgumentError, CompileError
 
 from sa_dynamo import StringSet, use_index
 from sa_dynamo.dialect.base import DynamoDBDialect
+from sa_dynamo.dialect.compiler import like_prefix
 
 dialect = DynamoDBDialect()
 metadata = MetaData()
@@ -227,7 +228,7 @@ def test_none_values_become_absent_attributes():
     ("statement", "message"),
     [
         (select(items).where(items.c.n + 1 == 2), "the operator add"),
-        (select(items).where(items.c.name.like("a%")), "the operator like_op"),
+        (select(items).where(items.c.name.ilike("a%")), "the operator ilike_op"),
         (select(items).where(items.c.name.endswith("x")), "the operator endswith_op"),
         (select(items).where(items.c.n == items.c.pk), "a comparison of two attributes (n and pk)"),
         (select(items).distinct(), "DISTINCT"),
@@ -538,6 +539,40 @@ def test_prefix_and_substring_values_follow_like_escaping(condition, sent, check
     assert compiled.dynamodb_like_parameters == checked
 
 
+@pytest.mark.parametrize(
+    ("statement", "text", "sent"),
+    [
+        # LIKE 'prefix%' is begins_with, a key condition on the sort key; the pattern's escapes go
+        (
+            select(items.c.n).where(items.c.pk == "K", items.c.sk.like("O#%")),
+            'SELECT "n" FROM "items" WHERE "pk" = ? AND begins_with("sk", ?)',
+            ["K", "O#"],
+        ),
+        (
+            select(flags.c.pk).where(flags.c.s.like("a!%b%", escape="!")),
+            'SELECT "pk" FROM "flags" WHERE begins_with("s", ?)',
+            ["a%b"],
+        ),
+        (
+            select(flags.c.pk).where(not_(flags.c.s.like("a%"))),
+            'SELECT "pk" FROM "flags" WHERE (NOT begins_with("s", ?) AND attribute_exists("s") AND "s" <> NULL)',
+            ["a"],
+        ),
+    ],
+)
+def test_like_with_a_prefix_pattern_is_begins_with(statement, text, sent):
+    compiled = statement.compile(dialect=dialect)
+    assert str(compiled) == text
+    values = compiled.construct_params()
+    processors = compiled._bind_processors
+    assert [processors[n](values[n]) if n in processors else values[n] for n in compiled.positiontup] == sent
+
+
+@pytest.mark.parametrize("pattern", ["%a", "a_b%", "a%b", "abc", "", "a%%"])
+def test_like_patterns_other_than_a_prefix_have_no_prefix(pattern):
+    assert like_prefix(pattern, None) is None
+
+
 def test_in_lists_are_capped():
     compiled = select(flags.c.pk).where(flags.c.n.in_(list(range(101)))).compile(dialect=dialect)
     with pytest.raises(CompileError, match="IN with 101 values: DynamoDB takes at most 100"):
@@ -558,7 +593,7 @@ def test_partition_key_lists_are_capped_at_fifty():
     [
         (func.lower(flags.c.s) == "a", "the SQL function lower()"),
         (func.size(flags.c.s, flags.c.n) == 1, "size() with 2 arguments"),
-        (not_(flags.c.s.like("a%")), "the operator"),
+        (flags.c.s.like(flags.c.n), "LIKE with a pattern that is not a value"),
     ],
 )
 def test_condition_refusals(condition, message):

@@ -1,0 +1,70 @@
+"""The constructs sa_dynamo adds to SQLAlchemy's, which its compiler knows.
+
+``upsert(table)``: an INSERT that overwrites, for bulk loads that accept it. SQL INSERT refuses an
+existing key (IntegrityError), so it runs as PartiQL INSERT; ``upsert`` runs with DynamoDB's native
+BatchWriteItem (PartiQL has no upsert), writes at once (AUTOCOMMIT only) and shows in the log as
+``PUT INTO "t" VALUE {...}``.
+
+``use_index(name)``: a statement option that forces the secondary index a SELECT reads. It is part
+of the statement's cache key, so a query with the option and the same query without it compile
+(and are cached) separately. The ``dynamodb_index`` execution option is the same request made per
+execution (see dialect/options.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.exc import ArgumentError
+from sqlalchemy.sql.base import ExecutableOption
+from sqlalchemy.sql.cache_key import HasCacheKey
+from sqlalchemy.sql.dml import Insert
+from sqlalchemy.sql.visitors import InternalTraversal
+
+
+class Upsert(Insert):
+    """An INSERT that replaces an existing item with the same key."""
+
+    inherit_cache = True
+
+
+def upsert(table: Any) -> Upsert:
+    """``conn.execute(upsert(table), [dicts])``: write the items, replacing existing ones."""
+    return Upsert(table)
+
+
+class use_index(ExecutableOption, HasCacheKey):
+    """``select(Order).where(Order.status == "OPEN").options(sa_dynamo.use_index("gsi1"))``:
+    read the index ``gsi1`` of the statement's table instead of letting the planner choose."""
+
+    _is_has_cache_key = True
+    # Read by the ORM when it walks a statement's options; this one only speaks to the compiler.
+    _is_compile_state = False
+    _is_criteria_option = False
+    _is_legacy_option = False
+    _is_user_defined = False
+    _is_strategy_option = False
+    propagate_to_loaders = False
+    _cache_key_traversal = [("name", InternalTraversal.dp_string)]
+
+    def __init__(self, name: str):
+        if not isinstance(name, str) or not name:
+            raise ArgumentError(f"use_index() takes the name of a secondary index, not {name!r}")
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"use_index({self.name!r})"
+
+
+def forced_index(*statements: Any) -> str | None:
+    """The index a use_index() option names on any of ``statements`` (the compiled statement,
+    and the SELECT the ORM derived from it)."""
+    names = {
+        option.name
+        for statement in statements
+        for option in getattr(statement, "_with_options", ())
+        if isinstance(option, use_index)
+    }
+    if len(names) > 1:
+        raise ArgumentError(f"a statement can read one index, not {', '.join(sorted(names))}")
+    return names.pop() if names else None

@@ -1,0 +1,39 @@
+"""The dialect's compilers: statements.py (SELECT/INSERT/UPDATE/DELETE), conditions.py (WHERE
+tests), normal_form.py (the condition tree in SQL's three-valued logic), access_path.py (index
+choice), templates.py (what the execution finishes in the text)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.sql import compiler
+
+from .conditions import like_prefix
+from .statements import DynamoDBCompiler
+from .templates import DMLTemplate, not_in_as_chain, operator_count
+
+__all__ = [
+    "DMLTemplate",
+    "DynamoDBCompiler",
+    "DynamoDBIdentifierPreparer",
+    "like_prefix",
+    "not_in_as_chain",
+    "operator_count",
+]
+
+
+class DynamoDBIdentifierPreparer(compiler.IdentifierPreparer):
+    """Every identifier double-quoted (PartiQL reserves many common words when unquoted)."""
+
+    def __init__(self, dialect: Any):
+        super().__init__(dialect, initial_quote='"', escape_quote='"')
+
+    def _requires_quotes(self, value: str) -> bool:
+        return True
+
+    def attribute_literal(self, name: str) -> str:
+        """An attribute name as an INSERT tuple key: a single-quoted string."""
+        return "'" + name.replace("'", "''") + "'"
+
+    def format_table(self, table, use_schema=True, name=None):
+        return self.quote_identifier(name or table.name)

@@ -1,0 +1,91 @@
+"""The plan's choice of access path: the table, or the secondary index that serves a SELECT
+with a key condition (or the one use_index() forces), and why an index was passed over."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import exc
+from sqlalchemy.sql import elements, operators, visitors
+from sqlalchemy.sql.schema import Index, Table
+
+from ...constructs import forced_index
+from ..keys import KeySchema, index_key_schema, key_schema, projects, unprojected
+from .normal_form import is_on, terms_of
+
+RANGE_KEY_OPERATORS = {
+    operators.eq,
+    operators.lt,
+    operators.le,
+    operators.gt,
+    operators.ge,
+    operators.between_op,
+    operators.startswith_op,
+    operators.like_op,
+}
+
+
+def _attribute_names(clauses: list[Any]) -> set[str]:
+    """Names of the table attributes that the clauses read."""
+    return {
+        element.name
+        for clause in clauses
+        for element in visitors.iterate(clause)
+        if isinstance(element, elements.ColumnClause) and not element.is_literal
+    }
+
+
+def access_path(table: Table, select: Any, compile_state: Any) -> tuple[Index | None, KeySchema, str]:
+    """The table, or the secondary index that can serve the query with a key condition, and
+    why an index whose key the query pins was passed over.
+
+    An index is chosen when the WHERE pins its partition key (and, for a local index, has a
+    condition on its sort key that the table's sort key lacks) and it projects every
+    attribute the statement reads.
+    """
+    keys = key_schema(table)
+    terms = terms_of(select._where_criteria)
+    hash_ops = {operators.eq, operators.in_op}
+    needed = _attribute_names([*select.selected_columns, *select._where_criteria, *select._order_by_clauses])
+    # the ORM's statement (its options) is the compile state's select_statement
+    forced = forced_index(select, getattr(compile_state, "select_statement", None))
+    if forced is not None:
+        return _forced_index(table, forced, needed)
+
+    def pinned(column: Any, ops: set) -> bool:
+        return column is not None and any(is_on(t, column, ops) for t in terms)
+
+    table_hash = pinned(keys.hash_key, hash_ops)
+    if table_hash and (keys.range_key is None or pinned(keys.range_key, RANGE_KEY_OPERATORS)):
+        return None, keys, ""
+    passed_over = []
+    for index in sorted(table.indexes, key=lambda i: i.name or ""):
+        index_keys = index_key_schema(index)
+        local = index.dialect_options["dynamodb"]["local"]
+        usable = (
+            table_hash and local and pinned(index_keys.range_key, RANGE_KEY_OPERATORS)
+            if local
+            else not table_hash and pinned(index_keys.hash_key, hash_ops)
+        )
+        if usable:
+            if projects(index, needed):
+                return index, index_keys, ""
+            passed_over.append(f"index {index.name!r} does not project every attribute the query reads")
+    return None, keys, "; ".join(passed_over)
+
+
+def _forced_index(table: Table, name: str, needed: set[str]) -> tuple[Index, KeySchema, str]:
+    """The index use_index() names, if the table has it and it projects what is read."""
+    index = next((i for i in table.indexes if i.name == name), None)
+    if index is None:
+        known = ", ".join(sorted(i.name for i in table.indexes if i.name)) or "none"
+        raise exc.CompileError(
+            f"table {table.name!r} has no index {name!r} (its indexes: {known}); "
+            "name one of them in use_index()/dynamodb_index"
+        )
+    if missing := unprojected(index, needed):
+        raise exc.CompileError(
+            f"index {name!r} does not project {', '.join(sorted(missing))}, which the query "
+            "reads: select only the attributes it projects, or read the table"
+        )
+    return index, index_key_schema(index), f"the index was chosen by use_index({name!r})"

@@ -1,0 +1,161 @@
+"""The condition tree in SQL's three-valued logic: NOTs pushed down to the tests, each negated
+test replaced by its guarded opposite, bare boolean attributes compared with true. The compiler
+renders this tree; what it means is decided here once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Boolean, and_, false, func, or_, true
+from sqlalchemy.exc import CompileError
+from sqlalchemy.sql import elements, functions, operators
+from sqlalchemy.sql.selectable import Alias, Subquery
+
+COMPARISON = {
+    operators.eq: " = ",
+    operators.ne: " <> ",
+    operators.lt: " < ",
+    operators.le: " <= ",
+    operators.gt: " > ",
+    operators.ge: " >= ",
+}
+NEGATED_FUNCTIONS = {"attribute_exists": "attribute_not_exists", "attribute_not_exists": "attribute_exists"}
+
+
+def _is_boolean_attribute(clause: Any) -> bool:
+    return (
+        isinstance(clause, elements.ColumnClause)
+        and not clause.is_literal
+        and clause.type._type_affinity is Boolean
+    )
+
+
+def _condition(clause: Any) -> Any:
+    """A WHERE clause with its NOTs pushed down to the tests and bare boolean attributes
+    compared with true, so every test can carry the guard SQL's three-valued logic needs."""
+    if isinstance(clause, elements.BooleanClauseList) and clause.operator in (operators.and_, operators.or_):
+        parts = [_condition(c) for c in clause.clauses]
+        if all(new is old for new, old in zip(parts, clause.clauses, strict=True)):
+            return clause
+        return _combine(clause.operator, parts)
+    if isinstance(clause, elements.Grouping):
+        return _condition(clause.element)
+    if isinstance(clause, elements.UnaryExpression) and clause.operator is operators.inv:
+        return _negated(clause.element)
+    if (
+        isinstance(clause, elements.BinaryExpression)
+        and clause.operator in (operators.is_, operators.is_not)
+        and isinstance(clause.right, elements.Null)
+        and getattr(clause.left, "primary_key", False)
+    ):
+        # A table key always has a value, and DynamoDB refuses to compare one with NULL.
+        return false() if clause.operator is operators.is_ else true()
+    if isinstance(clause, elements.AsBoolean) and _is_boolean_attribute(clause.element):
+        return _equals(clause.element, true() if clause.operator is operators.is_true else false())
+    if _is_boolean_attribute(clause):
+        return _equals(clause, true())
+    return clause
+
+
+def _combine(operator: Any, parts: list[Any]) -> Any:
+    """AND/OR of normalised parts, with the constants a key's IS [NOT] NULL became folded away."""
+    absorbing, neutral = (
+        (elements.False_, elements.True_) if operator is operators.and_ else (elements.True_, elements.False_)
+    )
+    if any(isinstance(p, absorbing) for p in parts):
+        return false() if operator is operators.and_ else true()
+    parts = [p for p in parts if not isinstance(p, neutral)]
+    if not parts:
+        return true() if operator is operators.and_ else false()
+    return parts[0] if len(parts) == 1 else (and_ if operator is operators.and_ else or_)(*parts)
+
+
+def _equals(attribute: Any, constant: Any) -> Any:
+    # Built directly: `column == true()` would become SQLAlchemy's IS TRUE, which PartiQL lacks.
+    return elements.BinaryExpression(attribute, constant, operators.eq, negate=operators.ne)
+
+
+def _negated(clause: Any) -> Any:
+    """NOT clause, as a clause that is TRUE exactly where SQL's NOT is TRUE (not where it is
+    unknown): De Morgan down to the tests, each test replaced by its guarded opposite."""
+    clause = _condition(clause)
+    if isinstance(clause, elements.BooleanClauseList) and clause.operator in (operators.and_, operators.or_):
+        opposite = operators.or_ if clause.operator is operators.and_ else operators.and_
+        return _combine(opposite, [_negated(c) for c in clause.clauses])
+    if isinstance(clause, elements.UnaryExpression) and clause.operator is operators.inv:
+        return _condition(clause.element)
+    if isinstance(clause, elements.BinaryExpression) and clause.negate is not None:
+        if (
+            clause.operator is operators.eq
+            and _is_boolean_attribute(clause.left)
+            and isinstance(clause.right, elements.True_)
+        ):
+            return _equals(clause.left, false())
+        return clause._negate()
+    if isinstance(clause, functions.FunctionElement) and clause.name.lower() in NEGATED_FUNCTIONS:
+        return getattr(func, NEGATED_FUNCTIONS[clause.name.lower()])(*clause.clauses)
+    if isinstance(clause, (elements.True_, elements.False_)):
+        return clause._negate()
+    raise CompileError(
+        f"DynamoDB PartiQL cannot express NOT of {type(clause).__name__}: write the opposite condition directly"
+    )
+
+
+def _table_of(from_: Any) -> Any:
+    """The Table behind an alias of it: with one FROM and no aliases in PartiQL, they are the same.
+    (The ORM aliases a table to load a relationship to another class of the same table.)"""
+    while isinstance(from_, Alias) and not isinstance(from_, Subquery):
+        from_ = from_.element
+    return from_
+
+
+def _attribute_first(term: Any) -> Any:
+    """``? = "pk"`` (as relationship loaders write it) as ``"pk" = ?``, so it can be a key condition."""
+    if (
+        isinstance(term, elements.BinaryExpression)
+        and term.operator in COMPARISON
+        and isinstance(term.left, elements.BindParameter)
+        and isinstance(term.right, elements.ColumnClause)
+    ):
+        return elements.BinaryExpression(
+            term.right, term.left, operators.mirror(term.operator), type_=term.type
+        )
+    return term
+
+
+def terms_of(criteria: Any) -> list[Any]:
+    """The top-level AND terms of a WHERE, each normalised once (see _condition)."""
+    terms: list[Any] = []
+
+    def flatten(clause: Any) -> None:
+        while isinstance(clause, elements.Grouping):
+            clause = clause.element
+        if isinstance(clause, elements.BooleanClauseList) and clause.operator is operators.and_:
+            for part in clause.clauses:
+                flatten(part)
+        else:
+            terms.append(_attribute_first(clause))
+
+    for criterion in criteria:
+        flatten(_condition(criterion))
+    return terms
+
+
+def is_on(term: Any, column: Any, ops: set | None) -> bool:
+    if column is None or not isinstance(term, elements.BinaryExpression):
+        return False
+    left = term.left
+    return (
+        isinstance(left, elements.ColumnClause)
+        and getattr(left, "table", None) is not None
+        and _table_of(left.table) is column.table
+        and left.name == column.name
+        and (ops is None or term.operator in ops)
+    )
+
+
+def _is_json_element(clause: Any) -> bool:
+    return isinstance(clause, elements.BinaryExpression) and clause.operator in (
+        operators.json_getitem_op,
+        operators.json_path_getitem_op,
+    )

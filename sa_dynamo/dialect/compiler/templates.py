@@ -1,0 +1,74 @@
+"""What the execution finishes in a compiled statement's text: the operator count DynamoDB
+limits, NOT IN as a chain of <>, and INSERT/UPDATE templates that leave None attributes out."""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from sqlalchemy.exc import CompileError
+
+_QUOTED = re.compile(r'"(?:[^"]|"")*"|\'(?:[^\']|\'\')*\'')
+_COMPARATORS = re.compile(r"<>|<=|>=|=|<|>")
+_WORD_OPERATORS = re.compile(r"\b(?:AND|OR|NOT|IN|IS|BETWEEN)\b")
+_CALLS = re.compile(r"\b\w+\(")
+
+
+def operator_count(statement: str) -> int:
+    """Operators and functions in a statement's WHERE, as DynamoDB counts them toward its limit
+    of 300 (a BETWEEN's own AND is part of the BETWEEN)."""
+    where = _QUOTED.sub(" ", statement).partition(" WHERE ")[2].partition(" ORDER BY ")[0]
+    between = where.count("BETWEEN")
+    return (
+        len(_COMPARATORS.findall(where))
+        + len(_WORD_OPERATORS.findall(where))
+        - between
+        + len(_CALLS.findall(where))
+    )
+
+
+_NOT_IN = re.compile(r'NOT ("(?:[^"]|"")*") IN \[(\?(?:, \?)*)\]')
+
+
+def not_in_as_chain(statement: str) -> str:
+    """``NOT "x" IN [?, ?]`` as ``("x" <> ? AND "x" <> ?)``: the same test without NOT, which
+    DynamoDB Local fails beside ORDER BY. Parameters keep their order."""
+    return _NOT_IN.sub(
+        lambda m: "(" + " AND ".join(f"{m.group(1)} <> ?" for _ in m.group(2).split(", ")) + ")", statement
+    )
+
+
+class _Entry(NamedTuple):
+    attribute: str  # rendered name: "'a'" in an INSERT tuple, '"a"' in an UPDATE
+    value: str  # the value's placeholder
+
+
+class DMLTemplate(NamedTuple):
+    """How to re-render an INSERT/UPDATE when some values are None (attribute absent).
+
+    INSERT omits such attributes; UPDATE REMOVEs them (keeping sparse indexes sparse).
+    The value parameters come first in the statement, one per entry, in entry order.
+    """
+
+    kind: str  # "INSERT" or "UPDATE"
+    head: str
+    entries: tuple[_Entry, ...]
+    tail: str
+
+    def render(self, absent: frozenset[int] = frozenset()) -> str:
+        if self.kind == "INSERT":
+            body = ", ".join(
+                f"{e.attribute}: {e.value}" for i, e in enumerate(self.entries) if i not in absent
+            )
+            return f"{self.head} {{{body}}}{self.tail}"
+        sets = [f"{e.attribute} = {e.value}" for i, e in enumerate(self.entries) if i not in absent]
+        removes = [f" REMOVE {e.attribute}" for i, e in enumerate(self.entries) if i in absent]
+        return self.head + (" SET " + ", ".join(sets) if sets else "") + "".join(removes) + self.tail
+
+    def finalized(self, final_text: str) -> DMLTemplate:
+        """The same template over the final statement text, whose placeholders are all ``?``."""
+        entries = tuple(e._replace(value="?") for e in self.entries)
+        prefix = self._replace(entries=entries, tail="").render()
+        if not final_text.startswith(prefix):
+            raise CompileError(f"internal: unexpected statement text {final_text!r}")
+        return self._replace(entries=entries, tail=final_text[len(prefix) :])
