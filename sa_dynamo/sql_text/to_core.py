@@ -119,6 +119,42 @@ def live_table(described: Mapping[str, Any]) -> Table:
     return result
 
 
+_SELECT_CLAUSES = (
+    "expressions",
+    "from_",
+    "where",
+    "order",
+    "limit",
+    "offset",
+    "group",
+    "having",
+    "distinct",
+    "joins",
+    "locks",
+    "with_",
+)
+# Clauses sqlglot parses that no Core statement has, with the compiler's words for the nearest.
+_CLAUSES = {
+    "from": ("a multi-table UPDATE/DELETE", "update or delete each item by its key"),
+    "using": ("a multi-table UPDATE/DELETE", "update or delete each item by its key"),
+    "tables": ("a multi-table UPDATE/DELETE", "update or delete each item by its key"),
+    "conflict": (
+        "INSERT ... ON CONFLICT",
+        "INSERT fails on an existing key; use sa_dynamo.upsert() to overwrite",
+    ),
+    "laterals": ("LATERAL", "query one table"),
+}
+
+
+def _check_clauses(node: exp.Expression, *handled: str) -> None:
+    """Refuse a clause this module does not build: nothing the text says is dropped."""
+    for key, value in node.args.items():
+        if value and key not in handled:
+            name = key.rstrip("_")
+            what, instead = _CLAUSES.get(name, (f"the clause {name.upper()}", "remove it"))
+            _refuse(what, instead)
+
+
 class Builder:
     """Builds one statement. ``described(name)`` gives DescribeTable's Table of a table;
     ``binds`` are the bind parameters a text() declared (their types, expanding lists);
@@ -193,16 +229,22 @@ class Builder:
                 )
             if len(names) == 1:
                 return self._column(names[0])
-            return self._steps(self._column(names[0], JSON()), names[1:])
+            return self._steps(self._document(names[0]), names[1:])
         if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Identifier):
             return self._steps(self._path(node.this), [node.expression.name])
         if isinstance(node, exp.Bracket) and len(node.expressions) == 1:
             step = node.expressions[0]
             if isinstance(step, exp.Literal):
                 root = node.this
-                parent = self._column(root.name, JSON()) if isinstance(root, exp.Column) else self._path(root)
+                single = isinstance(root, exp.Column) and len(root.parts) == 1
+                parent = self._document(root.name) if single else self._path(root)
                 return self._steps(parent, [step.this if step.is_string else int(step.this)])
         _refuse(f"the path {node.sql()}", "write each step as a literal name or number (not a parameter)")
+
+    def _document(self, name: str) -> ColumnElement:
+        """The attribute ``name`` read as a document, to take a path into it."""
+        column = self._column(name, JSON())
+        return column if isinstance(column.type, JSON) else type_coerce(column, JSON())
 
     @staticmethod
     def _steps(document: ColumnElement, steps: list[Any]) -> ColumnElement:
@@ -372,18 +414,17 @@ class Builder:
 
     # -- statements ------------------------------------------------------------------------
 
-    _SELECT_CLAUSES = {"expressions", "from_", "where", "order", "limit", "offset", "group", "having"}
-
     def _select(self, node: exp.Select) -> Any:
         if not isinstance(node, exp.Select):
             return self._subquery()
+        _check_clauses(node, *_SELECT_CLAUSES)
+        if node.args.get("with_"):
+            _refuse("a common table expression (WITH)", "run the inner query separately")
         source = node.args.get("from_")
         index = self._source(source.this if source is not None else None, writing=False)
         statement = select(*(self._selected(c) for c in node.expressions)).select_from(self._table)
         for join in node.args.get("joins") or ():
             statement = statement.join_from(self._table, table(join.this.name), true())
-        if node.args.get("with_"):
-            statement = select(literal_column("*")).select_from(statement.cte())  # refused as WITH
         if node.args.get("where"):
             statement = statement.where(self._condition(node.args["where"].this))
         if node.args.get("group"):
@@ -441,6 +482,7 @@ class Builder:
         )
 
     def _insert(self, node: exp.Insert) -> Any:
+        _check_clauses(node, "this", "expression", "returning")
         target, names = node.this, None
         if isinstance(target, exp.Schema):
             target, names = target.this, [c.name for c in target.expressions]
@@ -470,7 +512,14 @@ class Builder:
             )
         else:
             pairs = list(zip(names, values, strict=True))
-        return insert(self._table).values({self._column(n): self._written(n, v) for n, v in pairs})
+        statement = insert(self._table).values({self._column(n): self._written(n, v) for n, v in pairs})
+        return self._returning(statement, node)
+
+    def _returning(self, statement: Any, node: exp.Expression) -> Any:
+        # Only the presence counts: the compiler refuses RETURNING on INSERT and UPDATE.
+        return (
+            statement.returning(*self._table.primary_key.columns) if node.args.get("returning") else statement
+        )
 
     def _written(self, name: str, node: exp.Expression) -> Any:
         """A value written to an attribute; NULL is a parameter holding None (attribute absent)."""
@@ -479,6 +528,7 @@ class Builder:
         return self._value(node)
 
     def _update(self, node: exp.Update) -> Any:
+        _check_clauses(node, "this", "expressions", "where", "returning")
         self._source(node.this, writing=True)
         values = {}
         for assignment in node.expressions:
@@ -490,13 +540,12 @@ class Builder:
                     f"the assignment {assignment.sql()}", "write SET attribute = value for a whole attribute"
                 )
             values[self._column(target.name)] = self._written(target.name, assignment.expression)
-        statement = update(self._table).values(values)
-        if node.args.get("from_"):
-            _refuse("UPDATE ... FROM", "update each item by its key")
+        statement = self._returning(update(self._table).values(values), node)
         where = node.args.get("where")
         return statement.where(self._condition(where.this)) if where is not None else statement
 
     def _delete(self, node: exp.Delete) -> Any:
+        _check_clauses(node, "this", "where", "returning")
         returning = node.args.get("returning")
         if returning is not None and [e.name for e in returning.expressions] != ["ALL OLD *"]:
             _refuse(f"{returning.sql()} on DELETE", "remove it; the dialect counts the deleted rows itself")

@@ -9,7 +9,7 @@ import re
 from typing import Any, NoReturn
 
 from sqlalchemy import String, TypeDecorator, exc, false, true
-from sqlalchemy.sql import compiler, elements, operators, sqltypes
+from sqlalchemy.sql import compiler, elements, functions, operators, sqltypes
 
 from ...partiql import FUNCTIONS, MAX_IN_OPERANDS, MAX_PARTITION_KEYS
 from .normal_form import COMPARISON, _attribute_first, _condition, _equals, _is_boolean_attribute, _negated
@@ -113,9 +113,12 @@ class ConditionCompiler(compiler.SQLCompiler):
         # PartiQL: a negated test is TRUE when the attribute is missing or stored as NULL (as
         # boto3 writes None); SQL: unknown, no row. attribute_exists() rather than IS NOT
         # MISSING, which DynamoDB Local fails beside ORDER BY; <> NULL is TRUE for a missing one.
-        if self._is_key(binary.left):
+        subject = binary.left
+        if isinstance(subject, functions.FunctionElement):  # size(x) <> ?: the guard tests x
+            subject = next(iter(subject.clauses), subject)
+        if self._is_key(subject):
             return text
-        attribute = self.process(binary.left, **kw)
+        attribute = self.process(subject, **kw)
         return f"({text} AND attribute_exists({attribute}) AND {attribute} <> NULL)"
 
     def _unordered(self, what: str) -> None:
