@@ -136,7 +136,10 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         if self.isddl:
             self._pre_exec_ddl(compiled)
             return
-        self._apply_template(compiled.dynamodb_template)
+        template = compiled.dynamodb_template
+        if template is not None and self._expanded_parameters:
+            template = template.finalized(self.statement)  # its WHERE with the IN lists expanded
+        self._apply_template(template)
         if compiled.dynamodb_not_in_chain:
             self.statement = not_in_as_chain(self.statement)
         self._check_key_values(compiled)

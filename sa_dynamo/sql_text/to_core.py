@@ -211,11 +211,16 @@ class Builder:
         return index
 
     def _column(self, name: str, type_: Any = None) -> Column:
-        """The current table's attribute ``name``; one no key names is added as it is met."""
+        """The current table's attribute ``name``; one no key names is added as it is met. The
+        table is this statement's own, so an attribute first met untyped takes the type a later
+        use needs (Boolean for a bare test, JSON for a path into it)."""
         assert self._table is not None
         if name not in self._table.c:
-            self._table.append_column(Column(name, type_ if type_ is not None else NullType()))
-        return self._table.c[name]
+            self._table.append_column(Column(name, NullType()))
+        column = self._table.c[name]
+        if type_ is not None and isinstance(column.type, NullType):
+            column.type = type_
+        return column
 
     def _path(self, node: exp.Expression) -> ColumnElement:
         """An attribute, or a path into a document: ``a``, ``doc.a.b``, ``doc['a'][0]``."""

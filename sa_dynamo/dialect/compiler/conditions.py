@@ -128,12 +128,14 @@ class ConditionCompiler(compiler.SQLCompiler):
                 f"{what} together with ORDER BY", "filter these rows in Python, or drop the ORDER BY"
             )
 
-    def _record_key_values(self, binary) -> None:
+    def _record_key_values(self, binary, right: Any = None) -> None:
         """Remember the parameters compared with a key attribute: an empty string there is
-        checked at execution (DynamoDB rejects empty key values even in comparisons)."""
+        checked at execution (DynamoDB rejects empty key values even in comparisons). ``right``
+        is the value as rendered, when it is not the binary's own."""
         if not self._is_key(binary.left):
             return
-        right = binary.right.element if isinstance(binary.right, elements.Grouping) else binary.right
+        right = binary.right if right is None else right
+        right = right.element if isinstance(right, elements.Grouping) else right
         binds = getattr(right, "clauses", [right])  # BETWEEN's bounds are a clause list
         for bind in binds:
             if isinstance(bind, elements.BindParameter) and bind in self.bind_names:
@@ -254,18 +256,16 @@ class ConditionCompiler(compiler.SQLCompiler):
         if like:
             # LIKE 'prefix%' is begins_with(x, 'prefix'); any other pattern is refused per execution.
             right = right._with_binary_element_type(_LikePrefix(escape))
-            text = f"{name}({self.process(binary.left, **kw)}, {self.process(right, **kw)})"
-            self.dynamodb_like_patterns[self.bind_names[right]] = escape
-            self._record_key_values(binary)
-            return text
-        if escape is not None:
+        elif escape is not None:
             # begins_with/contains take the value literally: undo the LIKE escaping.
             right = right._with_binary_element_type(_LikeEscaped(escape))
         text = f"{name}({self.process(binary.left, **kw)}, {self.process(right, **kw)})"
-        if escape is None and binary.left.type._type_affinity is String:
+        if like:
+            self.dynamodb_like_patterns[self.bind_names[right]] = escape
+        elif escape is None and binary.left.type._type_affinity is String:
             # SQL reads % and _ in a LIKE pattern as wildcards: checked per execution
             self.dynamodb_like_parameters[self.bind_names[right]] = _LIKE_METHODS[name]
-        self._record_key_values(binary)
+        self._record_key_values(binary, right)
         return text
 
     def visit_startswith_op_binary(self, binary, operator, **kw):

@@ -124,20 +124,24 @@ def _attribute_first(term: Any) -> Any:
 
 
 def terms_of(criteria: Any) -> list[Any]:
-    """The top-level AND terms of a WHERE, each normalised once (see _condition)."""
+    """The top-level AND terms of a WHERE, each normalised once (see _condition). The AND is
+    flattened before its terms are normalised, so that ``where(a, b)`` and ``where(and_(a, b))``
+    give the same terms even where one of them folds to a constant."""
     terms: list[Any] = []
 
-    def flatten(clause: Any) -> None:
+    def flatten(clause: Any, normalised: bool) -> None:
         while isinstance(clause, elements.Grouping):
             clause = clause.element
         if isinstance(clause, elements.BooleanClauseList) and clause.operator is operators.and_:
             for part in clause.clauses:
-                flatten(part)
+                flatten(part, normalised)
+        elif not normalised:
+            flatten(_condition(clause), True)
         else:
             terms.append(_attribute_first(clause))
 
     for criterion in criteria:
-        flatten(_condition(criterion))
+        flatten(criterion, False)
     return terms
 
 
