@@ -123,8 +123,7 @@ def test_explain_prints_the_plan_of_sql_text(endpoint_url, capsys, engine, table
         out = capsys.readouterr().out
         assert "operation:     Query" in out
         assert (
-            f'PartiQL:       SELECT "sk" FROM "{table_name}" WHERE "pk" = \'A\' AND begins_with("sk", \'O#\')'
-            in out
+            f'PartiQL:       SELECT "sk" FROM "{table_name}" WHERE "pk" = ? AND begins_with("sk", ?)' in out
         )
         assert cli.main(["explain", url, f"SELECT sk FROM {table_name} GROUP BY sk"]) == 2
         assert "cannot express" in capsys.readouterr().err
