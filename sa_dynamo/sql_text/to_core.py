@@ -28,7 +28,6 @@ from sqlalchemy import (
     delete,
     func,
     insert,
-    literal,
     literal_column,
     not_,
     null,
@@ -174,7 +173,8 @@ class Builder:
         self._result_types = result_types or {}
         self._table: Table | None = None
         self.arguments: dict[str, Argument] = {}
-        self._lists = 0  # IN lists so far: each is one expanding parameter
+        # names the text gives its parameters: the ones made here must differ from them
+        self._taken = {p.this for p in parsed.statement.find_all(exp.Placeholder) if p.this}
 
     def build(self) -> CoreStatement:
         node = self._parsed.statement
@@ -259,6 +259,14 @@ class Builder:
 
     # -- values ----------------------------------------------------------------------------
 
+    def _fresh(self, prefix: str) -> str:
+        """A name for a parameter made here, unlike any other of the statement."""
+        number = len(self._taken)
+        while f"_{prefix}{number}" in self._taken:
+            number += 1
+        self._taken.add(f"_{prefix}{number}")
+        return f"_{prefix}{number}"
+
     def _parameter(self, node: exp.Placeholder) -> BindParameter:
         """A ``?`` (by its place in the text) or a ``:name``, as a bind parameter."""
         if node.this:
@@ -268,7 +276,7 @@ class Builder:
             expanding = declared is not None and declared.expanding
         else:
             position = self._positions[node.meta[PLACEHOLDER_START]]
-            name, argument, type_, expanding = f"p{position}", Argument(position), None, False
+            name, argument, type_, expanding = self._fresh("p"), Argument(position), None, False
         self.arguments[name] = argument
         return bindparam(name, type_=type_, expanding=expanding)
 
@@ -296,7 +304,9 @@ class Builder:
             return self._parameter(node)
         if self._is_literal(node):
             value = self._literal(node)
-            return literal(value, Boolean() if isinstance(value, bool) else None)
+            return bindparam(
+                self._fresh("literal"), value, type_=Boolean() if isinstance(value, bool) else None
+            )
         if isinstance(node, exp.Null):
             return null()
         if isinstance(node, exp.Paren):
@@ -384,8 +394,7 @@ class Builder:
         values = node.expressions
         if not values:
             return subject.in_([])
-        self._lists += 1
-        name = f"in{self._lists}"
+        name = self._fresh("in")
         items = []
         for value in values:
             if isinstance(value, exp.Placeholder):
@@ -529,7 +538,7 @@ class Builder:
     def _written(self, name: str, node: exp.Expression) -> Any:
         """A value written to an attribute; NULL is a parameter holding None (attribute absent)."""
         if isinstance(node, exp.Null):
-            return bindparam(f"null_{name}", None, type_=self._column(name).type)
+            return bindparam(self._fresh("null"), None, type_=self._column(name).type)
         return self._value(node)
 
     def _update(self, node: exp.Update) -> Any:
