@@ -18,6 +18,8 @@ from typing import Any
 
 from sqlalchemy.exc import InvalidRequestError
 
+from .dialect.options import PAGE
+
 _PROCESS_SECRET = secrets.token_bytes(32)
 
 
@@ -86,7 +88,7 @@ def paginate(
         raise ValueError("page_size must be at least 1")
     key = secret.encode() if isinstance(secret, str) else secret or _PROCESS_SECRET
     request = PageRequest(page_size, after, key)
-    statement = statement.execution_options(dynamodb_page=request)
+    statement = statement.execution_options(**{PAGE: request})
     if hasattr(bind, "connect"):
         with bind.connect() as connection:
             rows = connection.execute(statement).all()

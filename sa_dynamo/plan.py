@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .dialect.options import EXPLAIN
+
 _PLACEHOLDER = re.compile(r"%\(([^)]+?)\)s")
 _POSTCOMPILE = re.compile(r"__\[POSTCOMPILE_(\S+?)\]")
 
@@ -97,7 +99,7 @@ def explain(bind: Any, statement: Any) -> Plan:
     from sqlalchemy.orm import Session
 
     holder: dict[str, Plan] = {}
-    statement = statement.execution_options(dynamodb_explain=holder)
+    statement = statement.execution_options(**{EXPLAIN: holder})
     orm = getattr(statement, "_propagate_attrs", {}).get("compile_state_plugin") == "orm"
     if orm and hasattr(bind, "connect"):
         with Session(bind) as session:  # an ORM statement gets the ORM's rewriting, as in use

@@ -224,3 +224,21 @@ def test_mkdocs_build_strict(tmp_path):
         text=True,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_every_option_the_package_reads_is_documented():
+    """Every ``dynamodb_*`` option the package reads (a quoted name, a dialect keyword argument,
+    a create_engine keyword) is in the option table of connecting.md."""
+    import inspect
+
+    from sa_dynamo.dialect.base import DynamoDBDialect
+
+    names: set[str] = set()
+    for path in [*Path("sa_dynamo").rglob("*.py"), *Path("alembic_like_migrations").rglob("*.py")]:
+        names |= set(re.findall(r"[\"'](dynamodb_[a-z_]+)[\"']", path.read_text()))
+    for _construct, arguments in DynamoDBDialect.construct_arguments:
+        names |= {f"dynamodb_{name}" for name in arguments}
+    names |= {p for p in inspect.signature(DynamoDBDialect.__init__).parameters if p.startswith("dynamodb_")}
+    table = Path("docs/connecting.md").read_text().partition("## Every option")[2]
+    assert {"dynamodb_scan", "dynamodb_index", "dynamodb_remove", "dynamodb_key"} <= names
+    assert sorted(n for n in names if f"`{n}" not in table and f", `{n}`" not in table) == []

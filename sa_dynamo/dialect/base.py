@@ -23,7 +23,7 @@ from ..dbapi import admin
 from .compiler import DynamoDBCompiler, DynamoDBIdentifierPreparer
 from .ddl import DynamoDBDDLCompiler
 from .execution import SCAN_POLICIES, DynamoDBExecutionContext
-from .options import index_from_execution_options
+from .options import EXPLAIN, index_from_execution_options
 from .types import colspecs
 
 log = logging.getLogger("sa_dynamo")
@@ -171,16 +171,16 @@ class DynamoDBDialect(default.DefaultDialect):
                 admin.run(cursor.connection, *context.dynamodb_request)
             return
         if context is not None and (
-            context.dynamodb_no_rows or context.execution_options.get("dynamodb_explain") is not None
+            context.dynamodb_no_rows or context.execution_options.get(EXPLAIN) is not None
         ):
             cursor.describe(statement)  # explain(), or an answer known without asking: nothing sent
             return
         cursor.execute(statement, parameters)
 
     def do_executemany(self, cursor: Any, statement: str, parameters: Any, context: Any = None) -> None:
-        if context is not None and context.execution_options.get("dynamodb_explain") is not None:
+        if context is not None and context.execution_options.get(EXPLAIN) is not None:
             return
-        groups = getattr(context, "dynamodb_groups", None)
+        groups = context.dynamodb_groups if context is not None else None
         if groups is None:
             cursor.executemany(statement, parameters)
             return

@@ -17,6 +17,7 @@ from ..dbapi.cursor import Discriminator
 from ..exc import ScanNotAllowed, ScanWarning
 from ..plan import Plan, scan_message
 from .compiler import DMLTemplate, like_prefix, not_in_as_chain
+from .options import DISCRIMINATOR, EXPLAIN, PAGE
 
 log = logging.getLogger("sa_dynamo")
 
@@ -204,7 +205,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
 
     def _guard(self, plan: Plan) -> None:
         """Log the plan; hold back a scan the policy forbids; hand the plan to explain()."""
-        explain = self.execution_options.get("dynamodb_explain")
+        explain = self.execution_options.get(EXPLAIN)
         if explain is not None:
             explain["plan"] = plan
             return
@@ -253,11 +254,11 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         cursor.hidden_columns = compiled.dynamodb_hidden_columns
         if compiled.dynamodb_key_names is not None:
             cursor.connection.set_key_names(*compiled.dynamodb_key_names)
-        page = options.get("dynamodb_page")
+        page = options.get(PAGE)
         if page is not None:
             cursor.page_rows = page.size
             cursor.start_token = page.start(self.statement, self.parameters, cursor)
-        discriminator = options.get("dynamodb_discriminator")
+        discriminator = options.get(DISCRIMINATOR)
         if discriminator is not None:
             policy = options.get("dynamodb_unknown_type", "skip")
             if policy not in UNKNOWN_TYPE_POLICIES:

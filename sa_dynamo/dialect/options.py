@@ -1,7 +1,9 @@
-"""The ``dynamodb_index`` execution option: a per-execution ``use_index()``.
+"""Execution options.
 
-It becomes the ``use_index()`` option on the statement before the statement is compiled, so it
-is compiled, cached and planned with the index.
+The user's options carry the ``dynamodb_`` prefix and are documented (docs/connecting.md lists
+them all). The ones sa_dynamo passes to itself start with ``_sa_dynamo_``, so they cannot be
+taken for options a user may set. ``dynamodb_index`` becomes the ``use_index()`` option on the
+statement before it is compiled, so it is compiled, cached and planned with the index.
 """
 
 from __future__ import annotations
@@ -12,6 +14,13 @@ from sqlalchemy.exc import ArgumentError
 from sqlalchemy.sql.selectable import Select
 
 from ..constructs import forced_index, use_index
+
+# explain(): a dict that receives the plan; nothing is sent
+EXPLAIN = "_sa_dynamo_explain"
+# paginate(): the page to read, and where it ended
+PAGE = "_sa_dynamo_page"
+# the ORM's discriminator attribute, the identities it knows, and the base identity
+DISCRIMINATOR = "_sa_dynamo_discriminator"
 
 
 def index_from_execution_options(

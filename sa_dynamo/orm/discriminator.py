@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from sqlalchemy import String, event
 from sqlalchemy.orm import Mapper, ORMExecuteState, Session, mapped_column, with_loader_criteria
 
+from ..dialect.options import DISCRIMINATOR
 from .schema import discriminator_column
 
 FILTER_OPTION = "dynamodb_discriminator_filter"
@@ -70,7 +71,7 @@ def _inject_discriminator_filter(state: ORMExecuteState) -> None:
             continue
         known = identities(mapper)
         state.update_execution_options(
-            dynamodb_discriminator=(column.name, frozenset(known), mapper.polymorphic_identity)
+            **{DISCRIMINATOR: (column.name, frozenset(known), mapper.polymorphic_identity)}
         )
         if state.execution_options.get(FILTER_OPTION, True) is not False:
             criteria = column.in_(known)

@@ -9,6 +9,8 @@ from typing import Any, NamedTuple
 import pytest
 from sqlalchemy import JSON, Boolean, Column, Index, Integer, MetaData, String, Table, event
 
+from sa_dynamo.dialect.options import EXPLAIN
+
 
 class Tables(NamedTuple):
     items: Table  # pk + sk; gsi1 (gsi1pk, gsi1sk, ALL), gsi2 (gsi2pk, KEYS_ONLY)
@@ -61,7 +63,7 @@ def explained(engine, sql: str, parameters: Any = ()) -> Sent:
     event.listen(engine, "before_cursor_execute", record)
     try:
         with engine.connect() as conn:
-            conn.exec_driver_sql(sql, tuple(parameters), execution_options={"dynamodb_explain": holder})
+            conn.exec_driver_sql(sql, tuple(parameters), execution_options={EXPLAIN: holder})
     finally:
         event.remove(engine, "before_cursor_execute", record)
     return Sent(captured[0][0], captured[0][1], holder["plan"])
