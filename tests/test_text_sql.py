@@ -126,7 +126,7 @@ def test_text_decides_on_the_client_what_dynamodb_would_reject(engine, orders, s
     assert rows == [(Decimal("1"),), (Decimal("2"),)]
     assert sent == [  # what echo shows; the first and the third were never sent
         f'SELECT "n" FROM "{orders.name}" WHERE "pk" = ? AND "sk" BETWEEN ? AND ?',
-        f'SELECT "n" FROM "{orders.name}"',
+        f'SELECT "n" FROM "{orders.name}" WHERE "pk" = ?',
         f'SELECT "n" FROM "{orders.name}" WHERE "pk" = ? AND "sk" BETWEEN ? AND ?',
     ]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import MetaData, Table, event
 from sqlalchemy import types as sqltypes
 from sqlalchemy.engine import default, reflection
-from sqlalchemy.exc import ArgumentError, DBAPIError
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchTableError
 from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.sql import compiler
 from sqlalchemy.sql import schema as sa_schema
@@ -122,24 +122,20 @@ class DynamoDBDialect(default.DefaultDialect):
         self._sql_text = sql_text.Translator(lambda statement: statement.compile(dialect=self))
 
     def translate_text(
-        self,
-        dbapi_connection: Any,
-        sql: str,
-        binds: Any = None,
-        result_types: Any = None,
+        self, connection: Any, sql: str, binds: Any = None, result_types: Any = None
     ) -> sql_text.Translated:
         """SQL text as a compiled Core statement, against the tables' live key schemas."""
 
-        def describe(table: str) -> dict[str, Any]:
-            described = admin.describe_table(dbapi_connection.dbapi_connection, table)
-            if described is None:
+        def reflect(table: str) -> Table:
+            try:
+                return Table(table, MetaData(), autoload_with=connection)
+            except NoSuchTableError:
                 raise dynamo_dbapi.ProgrammingError(
                     f"table {table!r} does not exist: create it first, or check the name (DynamoDB "
                     "table names are case-sensitive)"
-                )
-            return described
+                ) from None
 
-        return self._sql_text.translate(sql, describe, binds, result_types)
+        return self._sql_text.translate(sql, reflect, binds, result_types)
 
     @classmethod
     def engine_created(cls, engine: Any) -> None:
@@ -270,8 +266,6 @@ class DynamoDBDialect(default.DefaultDialect):
     def _described(self, connection: Any, table_name: str, **kw: Any) -> dict[str, Any]:
         described = self._describe(connection, table_name, **kw)
         if described is None:
-            from sqlalchemy.exc import NoSuchTableError
-
             raise NoSuchTableError(table_name)
         return described
 

@@ -85,7 +85,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         compiler, and executes as that statement (what echo and the events show)."""
         text, result_types = _sql_text_of(compiled.statement)
         if text is not None:
-            translated = dialect.translate_text(dbapi_connection, text.text, text._bindparams, result_types)
+            translated = dialect.translate_text(connection, text.text, text._bindparams, result_types)
             defaults = {
                 name: bind.effective_value
                 for name, bind in text._bindparams.items()
@@ -120,7 +120,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
     ) -> Any:
         """exec_driver_sql (and pandas.read_sql of a string): the same translation as text(),
         with ``?`` parameters."""
-        translated = dialect.translate_text(dbapi_connection, statement)
+        translated = dialect.translate_text(connection, statement)
         return cls._init_compiled(
             dialect,
             connection,

@@ -1,8 +1,9 @@
 """SQL text (``text()``, ``exec_driver_sql``, ``pandas.read_sql``) -> a Core statement -> the one
 compiler.
 
-sqlglot parses the text (parser.py); to_core.py builds the Core statement it means against a
-Table made from the table's live key schema and indexes (DescribeTable, read once per table);
+sqlglot parses the text (parser.py); to_core.py and expressions.py build the Core statement it
+means against the Table that reflecting the table gives (its live key schema and indexes, read
+once per table);
 the dialect's compiler compiles it as it compiles any statement, so SQL text gets the same
 PartiQL, plan, index choice, limits and refusals by construction. The translation is cached per
 SQL text and key schema.
@@ -11,18 +12,19 @@ SQL text and key schema.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from sqlalchemy import Table
 from sqlalchemy.exc import CompileError
 
 from ..exc import TranslationError
+from .expressions import Argument
 from .parser import Parsed, parse
-from .to_core import Argument, Builder
+from .to_core import Builder
 
 __all__ = ["Translated", "TranslationError", "Translator"]
 
@@ -58,32 +60,28 @@ def _parsed(sql: str) -> Parsed:
 
 
 class Translator:
-    """One dialect's translations and table descriptions, both cached.
-
-    ``compile(statement)`` compiles a Core statement for the dialect. Descriptions are kept
-    until ``forget()`` (the dialect calls it after DDL); a translation made against a
-    description that has since been read again is made anew.
-    """
+    """One dialect's translations and the live Tables they were made against, both kept until
+    ``forget()`` (the dialect calls it after DDL, which may change a key schema or an index)."""
 
     def __init__(self, compile: Callable[[Any], Any]):
         self._compile = compile
         self._lock = threading.Lock()
-        self._versions = itertools.count()
-        self._described: dict[str, tuple[int, Mapping[str, Any]]] = {}
-        self._translations: OrderedDict[tuple, tuple[tuple, Translated]] = OrderedDict()
+        self._tables: dict[str, Table] = {}
+        self._translations: OrderedDict[tuple, Translated] = OrderedDict()
 
     def forget(self) -> None:
         with self._lock:
-            self._described.clear()
+            self._tables.clear()
+            self._translations.clear()
 
     def translate(
         self,
         sql: str,
-        describe: Callable[[str], Mapping[str, Any]],
+        reflect: Callable[[str], Table],
         binds: Mapping[str, Any] | None = None,
         result_types: Mapping[str, Any] | None = None,
     ) -> Translated:
-        """``describe(table)`` reads DescribeTable's Table (raising for a missing table)."""
+        """``reflect(table)`` reads a table's key schema and indexes (raising for a missing one)."""
         binds = binds or {}
         result_types = result_types or {}
         key = (
@@ -91,17 +89,14 @@ class Translator:
             tuple((n, repr(b.type), b.expanding) for n, b in sorted(binds.items())),
             tuple((n, repr(t)) for n, t in sorted(result_types.items())),
         )
-        cached = self._translations.get(key)
-        if cached is not None and all(self._description(n, describe)[0] == v for n, v in cached[0]):
-            with self._lock:
-                self._translations.move_to_end(key)
-            return cached[1]
-        used: dict[str, int] = {}
+        translated = self._translations.get(key)
+        if translated is not None:
+            return translated
 
-        def described(name: str) -> Mapping[str, Any]:
-            version, description = self._description(name, describe)
-            used[name] = version
-            return description
+        def described(name: str) -> Table:
+            if name not in self._tables:
+                self._tables[name] = reflect(name)
+            return self._tables[name]
 
         core = Builder(_parsed(sql), described, binds, result_types).build()
         try:
@@ -112,15 +107,7 @@ class Translator:
             raise TranslationError(str(error)) from error
         translated = Translated(core.statement, compiled, core.arguments)
         with self._lock:
-            self._translations[key] = (tuple(used.items()), translated)
+            self._translations[key] = translated
             if len(self._translations) > _CACHE_SIZE:
                 self._translations.popitem(last=False)
         return translated
-
-    def _description(self, name: str, describe: Callable[[str], Mapping[str, Any]]) -> tuple[int, Any]:
-        known = self._described.get(name)
-        if known is None:
-            known = (next(self._versions), describe(name))
-            with self._lock:
-                self._described[name] = known
-        return known
