@@ -22,7 +22,9 @@ from .plan import explain
 
 
 def _local_install(args: argparse.Namespace) -> int:
-    print(local.install())
+    home = local.install()
+    local.launcher(home)  # compiled now, so a runtime without a Java compiler can start it later
+    print(home)
     return 0
 
 
@@ -59,9 +61,9 @@ def _add_local(commands: argparse._SubParsersAction) -> None:
         description="Install, start and stop a DynamoDB Local that outlives this command.",
     )
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    actions.add_parser("install", help="fetch DynamoDB Local once and print its directory").set_defaults(
-        run=_local_install
-    )
+    actions.add_parser(
+        "install", help="fetch DynamoDB Local and compile its launcher, once; print its directory"
+    ).set_defaults(run=_local_install)
     start = actions.add_parser("start", help="start it in the background and print its URLs")
     start.add_argument("--port", type=int, help="TCP port on 127.0.0.1 (default: a free one)")
     start.add_argument(
