@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import Engine, create_engine, make_url, text
 from sqlalchemy import exc as sa_exc
 
-from . import check, local
+from . import check, dbapi, local
 from .plan import explain
 
 
@@ -103,10 +103,19 @@ def _load(target: str) -> Any:
 
 
 def _engine(url: str) -> Engine:
+    """The engine of ``url``. No message here repeats the URL: it may hold a secret access key."""
     try:
-        return create_engine(url)
+        parsed = make_url(url)
+    except (sa_exc.ArgumentError, ValueError):
+        # SQLAlchemy's own message quotes the part it could not read, which may be the secret.
+        raise _UsageError(
+            "the database URL cannot be read: write dynamodb://HOST:PORT, dynamodb://?PARAMETER=VALUE "
+            "or dynamodb://ACCESS_KEY_ID:SECRET_ACCESS_KEY@HOST:PORT with the secret URL-encoded"
+        ) from None
+    try:
+        return create_engine(parsed)
     except (sa_exc.ArgumentError, ValueError) as exc:
-        raise _UsageError(f"--url {url!r}: {exc}") from exc
+        raise _UsageError(f"the database URL: {exc}") from exc
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -115,10 +124,11 @@ def _check(args: argparse.Namespace) -> int:
         engine = _engine(args.url)
         try:
             differences = check.check(models, engine)
+        except sa_exc.DBAPIError as exc:
+            shown = engine.url.render_as_string(hide_password=True)
+            raise _UsageError(f"cannot read the tables at {shown}: {exc.orig}") from exc
         finally:
             engine.dispose()
-    except sa_exc.DBAPIError as exc:
-        message = f"cannot read the tables at {args.url}: {exc.orig}"
     except (_UsageError, sa_exc.SQLAlchemyError) as exc:
         message = str(exc)
     else:
@@ -152,7 +162,8 @@ def _explain(args: argparse.Namespace) -> int:
             plan = explain(engine, text(args.sql))
         finally:
             engine.dispose()
-    except (_UsageError, sa_exc.SQLAlchemyError) as exc:
+    # Planning reads the table's key schema, and a failure to do so arrives unwrapped.
+    except (_UsageError, sa_exc.SQLAlchemyError, dbapi.Error) as exc:
         print(f"sa-dynamo: {exc}", file=sys.stderr)
         return 2
     print(plan)
