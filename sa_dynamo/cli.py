@@ -14,15 +14,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import Engine, create_engine, make_url, text
 from sqlalchemy import exc as sa_exc
 
-from . import check, local
+from . import check, dbapi, local
 from .plan import explain
 
 
 def _local_install(args: argparse.Namespace) -> int:
-    print(local.install())
+    home = local.install()
+    local.launcher(home)  # compiled now, so a runtime without a Java compiler can start it later
+    print(home)
     return 0
 
 
@@ -59,9 +61,9 @@ def _add_local(commands: argparse._SubParsersAction) -> None:
         description="Install, start and stop a DynamoDB Local that outlives this command.",
     )
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    actions.add_parser("install", help="fetch DynamoDB Local once and print its directory").set_defaults(
-        run=_local_install
-    )
+    actions.add_parser(
+        "install", help="fetch DynamoDB Local and compile its launcher, once; print its directory"
+    ).set_defaults(run=_local_install)
     start = actions.add_parser("start", help="start it in the background and print its URLs")
     start.add_argument("--port", type=int, help="TCP port on 127.0.0.1 (default: a free one)")
     start.add_argument(
@@ -101,10 +103,19 @@ def _load(target: str) -> Any:
 
 
 def _engine(url: str) -> Engine:
+    """The engine of ``url``. No message here repeats the URL: it may hold a secret access key."""
     try:
-        return create_engine(url)
+        parsed = make_url(url)
+    except (sa_exc.ArgumentError, ValueError):
+        # SQLAlchemy's own message quotes the part it could not read, which may be the secret.
+        raise _UsageError(
+            "the database URL cannot be read: write dynamodb://HOST:PORT, dynamodb://?PARAMETER=VALUE "
+            "or dynamodb://ACCESS_KEY_ID:SECRET_ACCESS_KEY@HOST:PORT with the secret URL-encoded"
+        ) from None
+    try:
+        return create_engine(parsed)
     except (sa_exc.ArgumentError, ValueError) as exc:
-        raise _UsageError(f"--url {url!r}: {exc}") from exc
+        raise _UsageError(f"the database URL: {exc}") from exc
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -113,10 +124,11 @@ def _check(args: argparse.Namespace) -> int:
         engine = _engine(args.url)
         try:
             differences = check.check(models, engine)
+        except sa_exc.DBAPIError as exc:
+            shown = engine.url.render_as_string(hide_password=True)
+            raise _UsageError(f"cannot read the tables at {shown}: {exc.orig}") from exc
         finally:
             engine.dispose()
-    except sa_exc.DBAPIError as exc:
-        message = f"cannot read the tables at {args.url}: {exc.orig}"
     except (_UsageError, sa_exc.SQLAlchemyError) as exc:
         message = str(exc)
     else:
@@ -150,7 +162,8 @@ def _explain(args: argparse.Namespace) -> int:
             plan = explain(engine, text(args.sql))
         finally:
             engine.dispose()
-    except (_UsageError, sa_exc.SQLAlchemyError) as exc:
+    # Planning reads the table's key schema, and a failure to do so arrives unwrapped.
+    except (_UsageError, sa_exc.SQLAlchemyError, dbapi.Error) as exc:
         print(f"sa-dynamo: {exc}", file=sys.stderr)
         return 2
     print(plan)

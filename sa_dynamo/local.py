@@ -3,8 +3,9 @@
 DynamoDB Local ships inside the npm package ``amplify-dynamodb-simulator``; we fetch that package
 with the ordinary npm client, verify the jar's checksum and cache the emulator outside any
 repository. ``SA_DYNAMO_LOCAL_DIR`` points at an existing DynamoDB Local directory instead.
-The server is launched through a small Java source file that binds its HTTP connector to
-127.0.0.1 only; the stock launcher listens on every interface.
+The server is launched through a small Java class of ours that binds its HTTP connector to
+127.0.0.1 only (the stock launcher listens on every interface) and, for a server that belongs to
+this process, exits when this process dies, however it dies.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ ENV_DIR = "SA_DYNAMO_LOCAL_DIR"
 ENV_ENDPOINT = "SA_DYNAMO_LOCAL_ENDPOINT"
 LOOPBACK = "127.0.0.1"
 _LAUNCHER = Path(__file__).with_name("LoopbackDynamoDBLocal.java")
+# The launcher class runs on Java 11 or newer, whichever JDK compiled it.
+_LAUNCHER_RELEASE = "11"
 _STATE_FILE = "sa-dynamo-local.json"
 _LOG_FILE = "sa-dynamo-local.log"
 # The readiness probe must reach the server itself, not an HTTP proxy from the environment.
@@ -206,6 +209,8 @@ class LocalDynamoDB:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=10)
+            if self.process.stdin is not None:
+                self.process.stdin.close()
         elif self.pid:
             _terminate_pid(self.pid, self.port)
         self.process = None
@@ -223,7 +228,7 @@ def _is_server(pid: int, port: int) -> bool:
     else:
         ps = ["ps", "-ww", "-o", "args=", "-p", str(pid)]
         command = subprocess.run(ps, capture_output=True, text=True).stdout
-    return f"{_LAUNCHER.name} -port {port} " in command
+    return f"{_LAUNCHER.stem} -port {port} " in command
 
 
 def _terminate_pid(pid: int, port: int) -> None:
@@ -238,6 +243,60 @@ def _terminate_pid(pid: int, port: int) -> None:
             time.sleep(0.1)
 
 
+def _java() -> str:
+    java = shutil.which("java")
+    if java is None:
+        raise LocalError(
+            "Java 17 or newer is needed to run DynamoDB Local: install a JRE (e.g. openjdk-17-jre)"
+        )
+    return java
+
+
+def _classpath(home: Path, *directories: Path) -> str:
+    jars = [home / "DynamoDBLocal.jar", home / "DynamoDBLocal_lib" / "*"]
+    return os.pathsep.join(str(entry) for entry in [*directories, *jars])
+
+
+def launcher(home: Path) -> Path:
+    """The directory holding our compiled launcher class, compiled against ``home`` on first use.
+
+    Compiled once and cached, not run in source-file mode: that mode needs the jdk.compiler
+    module, which Java runtime images (JRE containers, jlink builds) often lack, whereas the
+    compiled class runs on any of them."""
+    source = _LAUNCHER.read_bytes()
+    directory = cache_dir() / f"launcher-{hashlib.sha256(source).hexdigest()[:16]}"
+    with _locked("launcher"):
+        if (directory / f"{_LAUNCHER.stem}.class").is_file():
+            return directory
+        javac = shutil.which("javac")
+        # Without javac, the runtime may still hold the compiler as a module (Debian's JREs do).
+        compiler = [javac] if javac else [_java(), "--module", "jdk.compiler/com.sun.tools.javac.Main"]
+        with tempfile.TemporaryDirectory(dir=cache_dir()) as tmp:
+            classes = Path(tmp) / "classes"
+            options = ["--release", _LAUNCHER_RELEASE, "-cp", _classpath(home), "-d", str(classes)]
+            # The JVM reports a missing module on stdout, javac its errors on stderr.
+            done = subprocess.run(
+                [*compiler, *options, str(_LAUNCHER)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            if done.returncode != 0 and javac is None and "Module jdk.compiler not found" in done.stdout:
+                raise LocalError(
+                    f"{compiler[0]} cannot compile sa_dynamo's DynamoDB Local launcher: this Java "
+                    "runtime has no jdk.compiler module and no javac is on PATH. Install a JDK once "
+                    "(e.g. openjdk-17-jdk-headless) or put its javac on PATH, and run "
+                    f"`sa-dynamo local install`: the compiled launcher is cached in {cache_dir()} "
+                    "and then runs on this runtime"
+                )
+            if done.returncode != 0:
+                raise LocalError(f"compiling {_LAUNCHER.name} failed:\n{done.stdout.strip()[-2000:]}")
+            if directory.exists():
+                shutil.rmtree(directory)
+            classes.rename(directory)
+    return directory
+
+
 def _launch(
     port: int | None,
     data_dir: str | os.PathLike | None,
@@ -245,20 +304,21 @@ def _launch(
     timeout: float = 60.0,
 ) -> LocalDynamoDB:
     """Start the server and wait until it answers. With ``log_file`` it is detached: its own
-    session, so closing the terminal or ending the caller's process group leaves it running."""
-    java = shutil.which("java")
-    if java is None:
-        raise LocalError(
-            "Java 17 or newer is needed to run DynamoDB Local: install a JRE (e.g. openjdk-17-jre)"
-        )
+    session, so closing the terminal or ending the caller's process group leaves it running.
+    Otherwise it is tied to this process through a pipe on its stdin, whose end the kernel
+    closes when this process dies, even by SIGKILL, which no atexit handler survives."""
+    java = _java()
     home = install()
+    classes = launcher(home)
     port = _claim(port or 0)
+    detached = log_file is not None
     args = [
         java,
         f"-Djava.library.path={home / 'DynamoDBLocal_lib'}",
+        *([] if detached else ["-Dsa_dynamo.exitWithStdin=true"]),
         "-cp",
-        os.pathsep.join([str(home / "DynamoDBLocal.jar"), str(home / "DynamoDBLocal_lib" / "*")]),
-        str(_LAUNCHER),
+        _classpath(home, classes),
+        _LAUNCHER.stem,
         "-port",
         str(port),
         "-disableTelemetry",
@@ -278,8 +338,8 @@ def _launch(
             cwd=home,
             stdout=log,
             stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=log_file is not None,
+            stdin=subprocess.DEVNULL if detached else subprocess.PIPE,
+            start_new_session=detached,
         )
         server = LocalDynamoDB(port=port, process=process, data_dir=directory, pid=process.pid)
         try:

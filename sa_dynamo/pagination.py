@@ -37,7 +37,7 @@ class PageRequest:
 
     size: int
     after: str | None
-    secret: bytes
+    secret: bytes = field(repr=False)
     fingerprint: str = ""
     cursor: Any = field(default=None, repr=False)
 
@@ -47,20 +47,40 @@ class PageRequest:
         self.cursor = cursor
         if self.after is None:
             return None
-        try:
-            body, signature = self.after.rsplit(".", 1)
-            expected = hmac.new(self.secret, body.encode(), hashlib.sha256).hexdigest()
-            if not hmac.compare_digest(signature, expected):
-                raise ValueError("signature")
-            payload = json.loads(base64.urlsafe_b64decode(body.encode()))
-        except ValueError:
-            raise InvalidPageToken(
-                "the page token is not valid: it was altered, or signed with another secret "
-                "(pass the same secret= in every process)"
-            ) from None
+        payload = self._signed_payload(self.after)
         if payload["q"] != self.fingerprint:
             raise InvalidPageToken("the page token belongs to another query or other parameters")
         return payload["n"]
+
+    def _signed_payload(self, token: object) -> dict[str, str]:
+        """The body of ``token`` if this secret signed it, and in the one shape next_token()
+        writes: anything else is refused, never read as "no token", which would restart the
+        reader at the first page."""
+        if not isinstance(token, str):
+            raise InvalidPageToken(
+                f"a page token is the str of a Page's next attribute, not {type(token).__name__}"
+            )
+        body, _, signature = token.rpartition(".")
+        # A token we signed is ASCII, and compare_digest() accepts nothing else.
+        if not (token.isascii() and hmac.compare_digest(signature, self._signature(body))):
+            raise InvalidPageToken(
+                "the page token is not valid: it was altered, or signed with another secret "
+                "(pass the same secret= in every process)"
+            )
+        try:
+            payload = json.loads(base64.urlsafe_b64decode(body.encode()))
+        except (ValueError, RecursionError):  # binascii.Error and UnicodeDecodeError are ValueErrors
+            payload = None
+        if not (
+            isinstance(payload, dict)
+            and payload.keys() == {"n", "q"}
+            and all(isinstance(value, str) and value for value in payload.values())
+        ):
+            raise InvalidPageToken(
+                "the page token carries this secret's signature but not what sa_dynamo.paginate() "
+                "writes: is the secret shared with other software? Give paginate() a secret of its own"
+            )
+        return payload
 
     def next_token(self) -> str | None:
         """The token for the following page, or None after the last page."""
@@ -68,7 +88,10 @@ class PageRequest:
         if resume is None:
             return None
         body = base64.urlsafe_b64encode(json.dumps({"n": resume, "q": self.fingerprint}).encode()).decode()
-        return body + "." + hmac.new(self.secret, body.encode(), hashlib.sha256).hexdigest()
+        return body + "." + self._signature(body)
+
+    def _signature(self, body: str) -> str:
+        return hmac.new(self.secret, body.encode(), hashlib.sha256).hexdigest()
 
 
 @dataclass
@@ -86,7 +109,9 @@ def paginate(
     Session), starting after the page whose ``next`` token is ``after``."""
     if page_size < 1:
         raise ValueError("page_size must be at least 1")
-    key = secret.encode() if isinstance(secret, str) else secret or _PROCESS_SECRET
+    if secret is not None and not secret:
+        raise ValueError("secret must not be empty: anyone could sign page tokens with an empty key")
+    key = _PROCESS_SECRET if secret is None else secret.encode() if isinstance(secret, str) else secret
     request = PageRequest(page_size, after, key)
     statement = statement.execution_options(**{PAGE: request})
     if hasattr(bind, "connect"):
@@ -96,6 +121,10 @@ def paginate(
         rows = bind.execute(statement).scalars().all()
     else:
         rows = bind.execute(statement).all()
+    if request.cursor is None:  # another dialect ran it: every row, from the first
+        raise InvalidRequestError(
+            "paginate() reads pages of sa_dynamo statements only: pass a dynamodb:// bind"
+        )
     return Page(list(rows), request.next_token())
 
 
@@ -104,6 +133,6 @@ def _selects_one_entity(statement: Any) -> bool:
     described = statement.column_descriptions
     return (
         len(described) == 1
-        and described[0]["entity"] is not None
+        and described[0].get("entity") is not None  # a Core select describes no entity
         and described[0]["expr"] is described[0]["entity"]
     )

@@ -458,7 +458,7 @@ def test_exit_code_1_lists_each_difference(
         (
             "{module}:Base",
             "nonsense",
-            r"--url 'nonsense': Could not parse SQLAlchemy URL from given URL string",
+            r"the database URL cannot be read: write dynamodb://HOST:PORT, .* with the secret URL-encoded",
         ),
         ("{module}:Base", "sqlite://", r"check compares with DynamoDB, not sqlite: pass a dynamodb:// bind"),
         (

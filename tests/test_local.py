@@ -5,15 +5,20 @@ from __future__ import annotations
 import io
 import ipaddress
 import os
+import select
+import shutil
+import signal
 import socket
+import subprocess
 import sys
 import tarfile
+import time
 from pathlib import Path
 
 import boto3
 import pytest
 
-from sa_dynamo import local
+from sa_dynamo import cli, local
 
 
 def _client(endpoint_url: str, key: str = "alice", region: str = "us-east-1"):
@@ -152,11 +157,13 @@ def test_bad_env_dir_says_what_is_missing(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_broken_emulator_fails_with_its_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    local.launcher(local.install())  # compiled against the real emulator, so only the start fails
     (tmp_path / "DynamoDBLocal.jar").write_bytes(b"not a jar")
     (tmp_path / "DynamoDBLocal_lib").mkdir()
     monkeypatch.setenv(local.ENV_DIR, str(tmp_path))
     with pytest.raises(
-        local.LocalError, match=r"(?s)exited with code 1 on port \d+:\n.*zip END header not found"
+        local.LocalError,
+        match=r"(?s)exited with code 1 on port \d+:\n.*NoClassDefFoundError: .*/ServerRunner",
     ):
         local.start(timeout=30)
 
@@ -206,3 +213,111 @@ def test_missing_npm_says_to_install_it(empty_cache: Path, bare_path: Path) -> N
 def test_missing_java_says_to_install_it(bare_path: Path) -> None:
     with pytest.raises(local.LocalError, match=r"Java 17 or newer .*install a JRE"):
         local.start()
+
+
+# A program that owns a `dynamodb+local://` server and then waits to be killed.
+_OWNER = """
+import time
+from sqlalchemy import create_engine
+from sa_dynamo.dialect.local import DynamoDBLocalDialect
+
+with create_engine("dynamodb+local://").connect():
+    server = DynamoDBLocalDialect._servers[None]
+    print(server.pid, server.port, flush=True)
+    time.sleep(300)
+"""
+
+
+def _dynamodb_local_runs(pid: int, port: int) -> bool:
+    """Whether ``pid`` is a live DynamoDB Local on ``port`` (a zombie's command line is empty)."""
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+    except OSError:
+        return False
+    return f"LoopbackDynamoDBLocal -port {port} ".encode() in command
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp6").exists(), reason="reads Linux's /proc")
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_server_stops_when_the_process_that_started_it_dies(sig: signal.Signals) -> None:
+    # Neither signal runs atexit handlers: only the server itself can notice.
+    env = {name: value for name, value in os.environ.items() if name != local.ENV_ENDPOINT}
+    owner = subprocess.Popen([sys.executable, "-c", _OWNER], env=env, stdout=subprocess.PIPE, text=True)
+    pid = port = 0
+    try:
+        ready, _, _ = select.select([owner.stdout], [], [], 120)
+        assert ready, "the owner did not start its server in 120 s"
+        pid, port = map(int, owner.stdout.readline().split())
+        assert _dynamodb_local_runs(pid, port)
+        assert _listening_addresses(port)
+
+        owner.send_signal(sig)
+        owner.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while (_dynamodb_local_runs(pid, port) or _listening_addresses(port)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _dynamodb_local_runs(pid, port), f"DynamoDB Local (pid {pid}) outlived its owner by 10 s"
+        assert _listening_addresses(port) == []
+        assert _refuses_connections(port)
+    finally:
+        owner.kill()
+        owner.wait()
+        if _dynamodb_local_runs(pid, port):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def runtime_without_compiler(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bin directory of a real Java runtime built without the jdk.compiler module, as JRE
+    images are (e.g. eclipse-temurin:17-jre); it has no javac either."""
+    jlink = shutil.which("jlink")
+    if jlink is None:
+        pytest.skip("needs a JDK's jlink to build a runtime without jdk.compiler")
+    runtime = tmp_path_factory.mktemp("runtime") / "jre"
+    modules = "java.se,jdk.unsupported"
+    subprocess.run(
+        [jlink, "--add-modules", modules, "--no-header-files", "--no-man-pages", "--output", str(runtime)],
+        check=True,
+        timeout=300,
+    )
+    return runtime / "bin"
+
+
+@pytest.mark.skipif(not Path("/proc/self/exe").exists(), reason="reads Linux's /proc")
+def test_runs_on_a_java_runtime_without_jdk_compiler(
+    runtime_without_compiler: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    javac = shutil.which("javac")
+    if javac is None:
+        pytest.skip("needs a JDK's javac for the compile-once step")
+    home = local.install()
+    monkeypatch.setenv(local.ENV_DIR, str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # nothing compiled yet
+    monkeypatch.setenv("PATH", str(runtime_without_compiler))
+    # This runtime cannot run a Java source file, which is how the launcher used to start.
+    source = Path(local.__file__).with_name("LoopbackDynamoDBLocal.java")
+    sourced = subprocess.run(["java", str(source)], capture_output=True, text=True, timeout=60)
+    assert "Module jdk.compiler not in boot Layer" in sourced.stderr
+
+    # Without any compiler the error names the fix ...
+    with pytest.raises(
+        local.LocalError, match=r"no jdk\.compiler module and no javac is on PATH.*jdk-headless"
+    ):
+        local.start(timeout=60)
+
+    # ... which is to compile the launcher once with a JDK's javac ...
+    jdk_bin = tmp_path / "jdk-bin"
+    jdk_bin.mkdir()
+    (jdk_bin / "javac").symlink_to(javac)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(runtime_without_compiler), str(jdk_bin)]))
+    assert cli.main(["local", "install"]) == 0
+    assert capsys.readouterr().out == f"{home}\n"
+
+    # ... after which this runtime alone runs DynamoDB Local.
+    monkeypatch.setenv("PATH", str(runtime_without_compiler))
+    server = local.start(timeout=60)
+    try:
+        assert Path(f"/proc/{server.pid}/exe").resolve() == (runtime_without_compiler / "java").resolve()
+        assert "TableNames" in _client(server.endpoint_url).list_tables()
+    finally:
+        server.stop()

@@ -6,8 +6,10 @@ import os
 import threading
 from typing import Any
 
+from sqlalchemy.exc import ArgumentError
+
 from .. import local
-from .base import DynamoDBDialect
+from .base import DynamoDBDialect, credentials_of
 
 
 class DynamoDBLocalDialect(DynamoDBDialect):
@@ -25,7 +27,13 @@ class DynamoDBLocalDialect(DynamoDBDialect):
         data_dir = query.pop("data_dir", None)
         if query:
             raise ValueError(f"dynamodb+local:// accepts only ?data_dir=PATH, not {', '.join(sorted(query))}")
-        return [], {"local_data_dir": data_dir}
+        credentials = credentials_of(url)
+        if url.host or url.port is not None:
+            raise ArgumentError(
+                "dynamodb+local:// starts its own server on a free port and takes no HOST:PORT: "
+                "write dynamodb://HOST:PORT to connect to a server that is already running"
+            )
+        return [], {"local_data_dir": data_dir, **credentials}
 
     def connect(self, *cargs: Any, local_data_dir: str | None = None, **cparams: Any) -> Any:
         """Start the private DynamoDB Local on first connect (not at create_engine), once per data dir."""
