@@ -162,9 +162,9 @@ def _explain(args: argparse.Namespace) -> int:
             plan = explain(engine, text(args.sql))
         finally:
             engine.dispose()
-    # Planning reads the table's key schema, and a failure to do so arrives unwrapped.
     except (_UsageError, sa_exc.SQLAlchemyError, dbapi.Error) as exc:
-        print(f"sa-dynamo: {exc}", file=sys.stderr)
+        # the driver's own words, without SQLAlchemy's statement and background link
+        print(f"sa-dynamo: {exc.orig if isinstance(exc, sa_exc.DBAPIError) else exc}", file=sys.stderr)
         return 2
     print(plan)
     return 0

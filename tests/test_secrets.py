@@ -89,7 +89,7 @@ CLI_CASES = {
     "explain-missing-table": (
         ["explain", "{live_url}", "SELECT * FROM secrets_test_no_such_table WHERE pk = 'a'"],
         2,
-        "sa-dynamo: ResourceNotFoundException: Cannot do operations on a non-existent table",
+        "sa-dynamo: table 'secrets_test_no_such_table' does not exist: create it first",
     ),
     "bad-option": (
         ["explain", "{live_url}?max_attempts=abc", "SELECT 1"],
