@@ -39,7 +39,7 @@ from sqlalchemy.sql import Executable
 
 from sa_dynamo.dbapi.connection import MAX_TRANSACTION_ACTIONS
 from sa_dynamo.dbapi.errors import translate
-from sa_dynamo.dbapi.types import deserialize, serialize
+from sa_dynamo.dbapi.values import deserialize, serialize
 from sa_dynamo.orm.keys import KeyTemplate
 
 from . import live

@@ -1,6 +1,6 @@
 """What a live DynamoDB table looks like: key schema, attribute types, indexes, TTL.
 
-DescribeTable comes through the dialect's admin helpers; DescribeTimeToLive, which the dialect
+DescribeTable comes through the driver's control_plane module; DescribeTimeToLive, which the dialect
 does not reflect, through the connection's boto3 client.
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import Column, Connection, LargeBinary, MetaData, Numeric, String, Table
 
-from sa_dynamo.dbapi import admin
+from sa_dynamo.dbapi import control_plane
 from sa_dynamo.dbapi.errors import translate
 
 KEY_TYPES = {"S": String, "N": Numeric, "B": LargeBinary}
@@ -23,7 +23,7 @@ def client(connection: Connection) -> Any:
 
 def describe(connection: Connection, table: str) -> dict[str, Any] | None:
     """DescribeTable's Table, or None when there is no such table."""
-    return admin.describe_table(connection.connection.dbapi_connection, table)
+    return control_plane.describe_table(connection.connection.dbapi_connection, table)
 
 
 def attribute_types(described: dict[str, Any]) -> dict[str, str]:

@@ -14,7 +14,7 @@ from sqlalchemy.sql.selectable import TextualSelect
 
 from .. import dbapi as dynamo_dbapi
 from .. import sqltext
-from ..dbapi.cursor import Discriminator
+from ..dbapi.paging import Discriminator
 from ..exc import ScanNotAllowed, ScanWarning
 from ..plan import Plan, plan_of_text, scan_message
 from .compiler import DMLTemplate, not_in_as_chain
