@@ -1,7 +1,7 @@
 """What a live DynamoDB table looks like: key schema, attribute types, indexes, TTL.
 
-DescribeTable comes through the driver's control_plane module; DescribeTimeToLive, which the dialect
-does not reflect, through the connection's boto3 client.
+DescribeTable and DescribeTimeToLive come through the driver's control plane
+(``sa_dynamo.dbapi.control_plane``), which the dialect's reflection reads too.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import Column, Connection, LargeBinary, MetaData, Numeric, String, Table
 
 from sa_dynamo.dbapi import control_plane
-from sa_dynamo.dbapi.errors import translate
+from sa_dynamo.dbapi.control_plane import key_names
 
 KEY_TYPES = {"S": String, "N": Numeric, "B": LargeBinary}
 
@@ -32,12 +32,6 @@ def attribute_types(described: dict[str, Any]) -> dict[str, str]:
     return {a["AttributeName"]: a["AttributeType"] for a in described.get("AttributeDefinitions", [])}
 
 
-def key_names(described: dict[str, Any]) -> list[str]:
-    """The table's key attributes, HASH first."""
-    keys = sorted(described.get("KeySchema", []), key=lambda k: k["KeyType"] != "HASH")
-    return [k["AttributeName"] for k in keys]
-
-
 def index(described: dict[str, Any], name: str) -> tuple[bool, dict[str, Any]] | None:
     """(is_local, description) of the table's index ``name``, or None."""
     for local, key in ((False, "GlobalSecondaryIndexes"), (True, "LocalSecondaryIndexes")):
@@ -56,10 +50,4 @@ def key_table(described: dict[str, Any]) -> Table:
 
 def ttl_attribute(connection: Connection, table: str) -> str | None:
     """The attribute Time to Live reads on ``table``, or None when TTL is off (or turning off)."""
-    try:
-        answer = client(connection).describe_time_to_live(TableName=table)["TimeToLiveDescription"]
-    except Exception as exc:
-        raise translate(exc) from exc
-    if answer["TimeToLiveStatus"] in ("ENABLED", "ENABLING"):
-        return answer.get("AttributeName")
-    return None
+    return control_plane.time_to_live_attribute(connection.connection.dbapi_connection, table)

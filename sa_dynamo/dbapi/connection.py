@@ -13,8 +13,8 @@ import time
 import uuid
 from typing import Any
 
+from . import control_plane, values, writes
 from . import statement as stmt
-from . import values, writes
 from .cursor import Cursor
 from .errors import Error, InterfaceError, NotSupportedError, ProgrammingError, translate
 from .validate import check_write
@@ -146,9 +146,7 @@ class Connection:
     def key_names(self, table: str) -> tuple[str, ...]:
         """The table's key attributes, HASH first (DescribeTable, once per table)."""
         if table not in self._keys:
-            described = self._call("describe_table", {"TableName": table})["Table"]
-            ordered = sorted(described["KeySchema"], key=lambda k: k["KeyType"] != "HASH")
-            self._keys[table] = tuple(k["AttributeName"] for k in ordered)
+            self._keys[table] = control_plane.table_key_names(self, table)
         return self._keys[table]
 
     def _read(self, body: dict[str, Any]) -> dict[str, Any]:
