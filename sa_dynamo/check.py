@@ -20,8 +20,8 @@ from sqlalchemy.orm import Mapper, registry
 from . import dbapi
 from .dbapi import control_plane
 from .dialect.ddl import create_table_request, render_call
-from .dialect.keys import projects
-from .orm.schema import describe_key, discriminator_column, physical_table
+from .dialect.key_schema import projects
+from .orm.shared_tables import describe_key, discriminator_column, physical_table
 
 _Key = tuple[str, str]  # attribute name, S/N/B
 

@@ -23,7 +23,7 @@ from ..dbapi import writes
 from ..dml import Upsert
 from ..partiql import FUNCTIONS, MAX_IN_OPERANDS, MAX_OPERATORS, MAX_PARTITION_KEYS
 from ..plan import Plan
-from .keys import KeySchema, index_key_schema, key_schema, projects, unprojected
+from .key_schema import KeySchema, index_key_schema, key_schema, projects, unprojected
 from .options import forced_index
 from .types import JSONElementAs
 

@@ -17,7 +17,7 @@ from sqlalchemy.exc import CompileError
 from sqlalchemy.sql import compiler
 
 from ..dbapi.control_plane import LOCAL_INDEX_KEY, TTL_KEY
-from .keys import key_schema
+from .key_schema import key_schema
 from .types import attribute_type, key_attribute_type
 
 PROJECTIONS = ("ALL", "KEYS_ONLY", "INCLUDE")

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from sqlalchemy import String, event
 from sqlalchemy.orm import Mapper, ORMExecuteState, Session, mapped_column, with_loader_criteria
 
-from .schema import discriminator_column
+from .shared_tables import discriminator_column
 
 FILTER_OPTION = "dynamodb_discriminator_filter"
 

@@ -24,7 +24,7 @@ from sqlalchemy.orm.exc import UnmappedColumnError
 from sqlalchemy.sql import operators
 from sqlalchemy.sql.elements import UnaryExpression
 
-from ..dialect.keys import key_schema
+from ..dialect.key_schema import key_schema
 from ..partiql import MAX_PARTITION_KEYS
 from . import discriminator  # noqa: F401  (its listener must run first; see _register)
 
