@@ -16,13 +16,9 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy.exc import InvalidRequestError
+from .exc import InvalidPageToken
 
 _PROCESS_SECRET = secrets.token_bytes(32)
-
-
-class InvalidPageToken(InvalidRequestError):
-    """A pagination token was altered, signed with another secret, or belongs to another query."""
 
 
 def _fingerprint(statement: str, parameters: Any) -> str:
