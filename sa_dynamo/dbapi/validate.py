@@ -1,5 +1,6 @@
-"""The client-side limits a write is checked against before anything is sent, so that what
-DynamoDB would refuse fails early, with an error that names the limit and what to do instead.
+"""The client-side limits a statement and a write are checked against before anything is sent,
+so that what DynamoDB would refuse fails early, with an error that names the limit and what to
+do instead.
 """
 
 from __future__ import annotations
