@@ -17,7 +17,7 @@ from alembic.util import DispatchPriority, PriorityDispatchResult
 from sqlalchemy import Index, MetaData, Table
 from sqlalchemy.exc import ArgumentError
 
-from sa_dynamo.dialect.keys import key_schema
+from sa_dynamo.dialect.key_schema import key_schema
 from sa_dynamo.dialect.types import attribute_type
 
 from . import live

@@ -39,8 +39,8 @@ from sqlalchemy.sql import Executable
 
 from sa_dynamo.dbapi.connection import MAX_TRANSACTION_ACTIONS
 from sa_dynamo.dbapi.errors import translate
-from sa_dynamo.dbapi.types import deserialize, serialize
-from sa_dynamo.orm.keys import KeyTemplate
+from sa_dynamo.dbapi.values import deserialize, serialize
+from sa_dynamo.orm.key_templates import KeyTemplate
 
 from . import live
 from .errors import BackfillConflict, KeySchemaChangeError, key_change_advice

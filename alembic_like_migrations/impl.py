@@ -150,10 +150,10 @@ class DynamoDBImpl(DefaultImpl):
     def _watching(self, what: str, table: str, index: str) -> AbstractContextManager[None]:
         if self.as_sql:
             return nullcontext()
-        client = live.client(self.connection)
+        connection = self.connection
 
         def status() -> str:
-            for entry in client.describe_table(TableName=table)["Table"].get("GlobalSecondaryIndexes", []):
+            for entry in (live.describe(connection, table) or {}).get("GlobalSecondaryIndexes", []):
                 if entry["IndexName"] == index:
                     backfilling = ", backfilling existing items" if entry.get("Backfilling") else ""
                     return f"{entry.get('IndexStatus', 'ACTIVE')}{backfilling}"

@@ -1,7 +1,7 @@
 """What a live DynamoDB table looks like: key schema, attribute types, indexes, TTL.
 
-DescribeTable comes through the dialect's admin helpers; DescribeTimeToLive, which the dialect
-does not reflect, through the connection's boto3 client.
+DescribeTable and DescribeTimeToLive come through the driver's control plane
+(``sa_dynamo.dbapi.control_plane``), which the dialect's reflection reads too.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 
 from sqlalchemy import Column, Connection, LargeBinary, MetaData, Numeric, String, Table
 
-from sa_dynamo.dbapi import admin
-from sa_dynamo.dbapi.errors import translate
+from sa_dynamo.dbapi import control_plane
+from sa_dynamo.dbapi.control_plane import key_names
 
 KEY_TYPES = {"S": String, "N": Numeric, "B": LargeBinary}
 
@@ -23,19 +23,13 @@ def client(connection: Connection) -> Any:
 
 def describe(connection: Connection, table: str) -> dict[str, Any] | None:
     """DescribeTable's Table, or None when there is no such table."""
-    return admin.describe_table(connection.connection.dbapi_connection, table)
+    return control_plane.describe_table(connection.connection.dbapi_connection, table)
 
 
 def attribute_types(described: dict[str, Any]) -> dict[str, str]:
     """Each key attribute (of the table or an index) and its type: S, N or B. Like the other
     helpers here, it accepts ``{}`` for a table not known (offline, or not created yet)."""
     return {a["AttributeName"]: a["AttributeType"] for a in described.get("AttributeDefinitions", [])}
-
-
-def key_names(described: dict[str, Any]) -> list[str]:
-    """The table's key attributes, HASH first."""
-    keys = sorted(described.get("KeySchema", []), key=lambda k: k["KeyType"] != "HASH")
-    return [k["AttributeName"] for k in keys]
 
 
 def index(described: dict[str, Any], name: str) -> tuple[bool, dict[str, Any]] | None:
@@ -56,10 +50,4 @@ def key_table(described: dict[str, Any]) -> Table:
 
 def ttl_attribute(connection: Connection, table: str) -> str | None:
     """The attribute Time to Live reads on ``table``, or None when TTL is off (or turning off)."""
-    try:
-        answer = client(connection).describe_time_to_live(TableName=table)["TimeToLiveDescription"]
-    except Exception as exc:
-        raise translate(exc) from exc
-    if answer["TimeToLiveStatus"] in ("ENABLED", "ENABLING"):
-        return answer.get("AttributeName")
-    return None
+    return control_plane.time_to_live_attribute(connection.connection.dbapi_connection, table)

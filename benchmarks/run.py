@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sa_dynamo import local
+from sa_dynamo import local_server
 
 from . import w1_point_reads, w2_partition_query, w3_bulk_insert, w4_commit, w5_stream, w6_compile
 from .common import Env, Result, target
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repetitions", type=int, default=None)
     parser.add_argument("--endpoint", help="a running DynamoDB Local (default: start one)")
     args = parser.parse_args(argv)
-    server = None if args.endpoint else local.start()
+    server = None if args.endpoint else local_server.start()
     try:
         env = Env(args.endpoint or server.endpoint_url, args.repetitions or (1 if args.quick else 5))
         for workload in WORKLOADS:

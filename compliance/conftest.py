@@ -18,7 +18,7 @@ from sqlalchemy.testing import provision  # noqa: E402
 from sqlalchemy.testing.plugin import pytestplugin  # noqa: E402
 from sqlalchemy.testing.plugin.pytestplugin import *  # noqa: E402, F403
 
-from sa_dynamo import local  # noqa: E402
+from sa_dynamo import local_server  # noqa: E402
 
 _server = None
 
@@ -26,15 +26,15 @@ _server = None
 def pytest_configure(config):
     """Start DynamoDB Local before SQLAlchemy's plugin connects to [db] default."""
     global _server
-    _server = local.start()
-    os.environ[local.ENV_ENDPOINT] = _server.endpoint_url
+    _server = local_server.start()
+    os.environ[local_server.ENV_ENDPOINT] = _server.endpoint_url
     pytestplugin.pytest_configure(config)
 
 
 def pytest_unconfigure(config):
     pytestplugin.pytest_unconfigure(config)
     if _server is not None:
-        os.environ.pop(local.ENV_ENDPOINT, None)
+        os.environ.pop(local_server.ENV_ENDPOINT, None)
         _server.stop()
 
 

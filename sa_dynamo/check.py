@@ -18,10 +18,10 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Mapper, registry
 
 from . import dbapi
-from .dbapi import admin
+from .dbapi import control_plane
 from .dialect.ddl import create_table_request, render_call
-from .dialect.keys import projects
-from .orm.schema import describe_key, discriminator_column, physical_table
+from .dialect.key_schema import projects
+from .orm.shared_tables import describe_key, discriminator_column, physical_table
 
 _Key = tuple[str, str]  # attribute name, S/N/B
 
@@ -111,7 +111,7 @@ def _dbapi_connection(bind: Engine | Connection) -> Iterator[dbapi.Connection]:
 
 def _describe_table(connection: dbapi.Connection, name: str) -> dict[str, Any] | None:
     try:
-        return admin.describe_table(connection, name)
+        return control_plane.describe_table(connection, name)
     except dbapi.Error as exc:
         call = render_call("DescribeTable", {"TableName": name})
         raise sa_exc.DBAPIError.instance(call, None, exc, dbapi.Error) from exc

@@ -17,30 +17,30 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, make_url, text
 from sqlalchemy import exc as sa_exc
 
-from . import check, dbapi, local
+from . import check, dbapi, local_server
 from .plan import explain
 
 
 def _local_install(args: argparse.Namespace) -> int:
-    home = local.install()
-    local.launcher(home)  # compiled now, so a runtime without a Java compiler can start it later
+    home = local_server.install()
+    local_server.launcher(home)  # compiled now, so a runtime without a Java compiler can start it later
     print(home)
     return 0
 
 
 def _local_start(args: argparse.Namespace) -> int:
-    server = local.start_detached(port=args.port, data_dir=args.data_dir)
+    server = local_server.start_detached(port=args.port, data_dir=args.data_dir)
     _print_server(server)
     return 0
 
 
 def _local_stop(args: argparse.Namespace) -> int:
-    print("stopped" if local.stop_detached() else "not running")
+    print("stopped" if local_server.stop_detached() else "not running")
     return 0
 
 
 def _local_status(args: argparse.Namespace) -> int:
-    server = local.status()
+    server = local_server.status()
     if server is None:
         print("not running")
         return 1
@@ -48,7 +48,7 @@ def _local_status(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_server(server: local.LocalDynamoDB) -> None:
+def _print_server(server: local_server.LocalDynamoDB) -> None:
     print(server)
     print(f"endpoint URL:   {server.endpoint_url}")
     print(f"SQLAlchemy URL: {server.sqlalchemy_url}")
@@ -196,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return args.run(args)
-    except local.LocalError as exc:
+    except local_server.LocalError as exc:
         print(f"sa-dynamo: {exc}", file=sys.stderr)
         return 2
 

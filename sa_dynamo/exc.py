@@ -1,4 +1,9 @@
-"""sa_dynamo's exceptions: subclasses of SQLAlchemy's, so existing handlers keep working."""
+"""sa_dynamo's public exceptions: subclasses of SQLAlchemy's, so existing handlers keep working
+(LocalError, about the DynamoDB Local server rather than a statement, is a RuntimeError).
+
+The driver's PEP 249 exceptions are in ``sa_dynamo.dbapi.errors``: that layer never imports
+SQLAlchemy.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +24,14 @@ class ScanWarning(sa_exc.SAWarning):
 
 class ScanNotAllowed(sa_exc.InvalidRequestError):
     """A statement would scan a whole table and dynamodb_scan='error' forbids it; nothing was sent."""
+
+
+class InvalidPageToken(sa_exc.InvalidRequestError):
+    """A pagination token was altered, signed with another secret, or belongs to another query."""
+
+
+class LocalError(RuntimeError):
+    """DynamoDB Local could not be installed or started; the message says what to do."""
 
 
 class TranslationError(sa_exc.DontWrapMixin, sa_exc.CompileError):

@@ -19,12 +19,9 @@ from typing import Any
 from sqlalchemy.exc import InvalidRequestError
 
 from .dialect.options import PAGE
+from .exc import InvalidPageToken
 
 _PROCESS_SECRET = secrets.token_bytes(32)
-
-
-class InvalidPageToken(InvalidRequestError):
-    """A pagination token was altered, signed with another secret, or belongs to another query."""
 
 
 def _fingerprint(statement: str, parameters: Any) -> str:

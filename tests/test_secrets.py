@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import Column, MetaData, String, Table, create_engine, insert, inspect, select
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from sa_dynamo import local
+from sa_dynamo import local_server
 
 MARKER = "S3cretMARKER"
 # Letters and digits around / and +, as in real secrets; DynamoDB Local accepts any secret.
@@ -54,7 +54,7 @@ def live_host(endpoint_url: str) -> str:
 
 @pytest.fixture
 def dead_host() -> str:
-    return f"127.0.0.1:{local.free_port()}"
+    return f"127.0.0.1:{local_server.free_port()}"
 
 
 def _sa_dynamo(*args: str, cwd: Path) -> tuple[int, str]:

@@ -8,49 +8,20 @@ committed data only. In autocommit every statement is sent when executed.
 
 from __future__ import annotations
 
-import json
 import logging
-import threading
 import time
 import uuid
 from typing import Any
 
+from . import control_plane, values, writes
 from . import statement as stmt
-from . import writes
-from .cursor import WIRE_ITEMS, Cursor
+from .cursor import Cursor
 from .errors import Error, InterfaceError, NotSupportedError, ProgrammingError, translate
+from .validate import check_write
 
 log = logging.getLogger("sa_dynamo.dbapi")
 
 MAX_TRANSACTION_ACTIONS = 100
-
-_reading = threading.local()  # set while this thread's cursor reads a page (Connection._read)
-
-
-def _take_wire_items(
-    response_dict: dict[str, Any], customized_response_dict: dict[str, Any], **_: Any
-) -> None:
-    """botocore's ``before-parse`` hook for ExecuteStatement: while a cursor reads a page, take the
-    Items of a successful response as DynamoDB's JSON and leave botocore the rest to parse.
-
-    botocore walks every attribute value of every item through its shape model, which costs
-    several times more than ``json.loads`` and the driver's own deserializer (types.py) that
-    reads these items instead, with the same results; and the page is not held twice, parsed
-    and unparsed. Other calls on the client, the caller's own included, are parsed as usual."""
-    if not getattr(_reading, "active", False) or response_dict.get("status_code") != 200:
-        return
-    body = response_dict.get("body")
-    content_type = str(response_dict.get("headers", {}).get("content-type", ""))
-    if not isinstance(body, bytes) or "json" not in content_type:
-        return  # e.g. a CBOR response: botocore's parser reads it
-    try:
-        data = json.loads(body.decode("utf-8"))
-    except ValueError:
-        return  # botocore reports it
-    if isinstance(data, dict) and isinstance(data.get("Items"), list):
-        customized_response_dict["Items"] = data.pop("Items")
-        customized_response_dict[WIRE_ITEMS] = True
-        response_dict["body"] = json.dumps(data).encode("utf-8")
 
 
 class Connection:
@@ -64,11 +35,7 @@ class Connection:
         self.closed = False
         self._keys: dict[str, tuple[str, ...]] = {}
         self._discard()
-        events = getattr(getattr(client, "meta", None), "events", None)
-        if events is not None:  # a botocore client (not a stand-in without its event system)
-            events.register(
-                "before-parse.dynamodb.ExecuteStatement", _take_wire_items, unique_id="sa_dynamo-wire-items"
-            )
+        values.register_wire_items(client)
 
     def cursor(self) -> Cursor:
         if self.closed:
@@ -167,9 +134,9 @@ class Connection:
 
     def _parse(self, operation: str, body: dict[str, Any]) -> writes.Write | None:
         """The canonical write a statement performs (checked), or None for other statements."""
-        write = writes.parse(operation, body.get("Parameters", []), self._key_names)
+        write = writes.parse(operation, body.get("Parameters", []), self.key_names)
         if write is not None:
-            writes.check(write)
+            check_write(write)
         return write
 
     def set_key_names(self, table: str, names: tuple[str, ...]) -> None:
@@ -178,25 +145,16 @@ class Connection:
 
     def key_names(self, table: str) -> tuple[str, ...]:
         """The table's key attributes, HASH first (DescribeTable, once per table)."""
-        return self._key_names(table)
-
-    def _key_names(self, table: str) -> tuple[str, ...]:
-        """The table's key attributes, HASH first (DescribeTable, once per table)."""
         if table not in self._keys:
-            described = self._call("describe_table", {"TableName": table})["Table"]
-            ordered = sorted(described["KeySchema"], key=lambda k: k["KeyType"] != "HASH")
-            self._keys[table] = tuple(k["AttributeName"] for k in ordered)
+            self._keys[table] = control_plane.table_key_names(self, table)
         return self._keys[table]
 
     def _read(self, body: dict[str, Any]) -> dict[str, Any]:
-        """One ExecuteStatement page of a SELECT. When the response carries ``WIRE_ITEMS``, its
-        Items are DynamoDB's JSON (binary values as base64 text): read them with
-        ``types.deserialize_wire``, else with ``types.deserialize``."""
-        _reading.active = True
-        try:
+        """One ExecuteStatement page of a SELECT. When the response carries ``values.WIRE_ITEMS``,
+        its Items are DynamoDB's JSON (binary values as base64 text): read them with
+        ``values.deserialize_wire``, else with ``values.deserialize``."""
+        with values.wire_items():
             return self._call("execute_statement", body)
-        finally:
-            _reading.active = False
 
     def _call(self, method: str, body: dict[str, Any], translate_errors: bool = True) -> dict[str, Any]:
         started = time.perf_counter()

@@ -1,7 +1,8 @@
 """The DynamoDB dialect: URL handling, capabilities, isolation levels, reflection.
 
 ``dynamodb://`` uses the AWS default credential chain and region; ``dynamodb://HOST:PORT`` a
-plain-http endpoint such as DynamoDB Local. The embedded ``dynamodb+local://`` is in local.py.
+plain-http endpoint such as DynamoDB Local. The embedded ``dynamodb+local://`` is in local.py
+(the server itself: sa_dynamo/local_server.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from sqlalchemy.sql import schema as sa_schema
 
 from .. import dbapi as dynamo_dbapi
 from .. import sql_text
-from ..dbapi import admin
+from ..dbapi import control_plane
 from .compiler import DynamoDBCompiler, DynamoDBIdentifierPreparer
 from .ddl import DynamoDBDDLCompiler
 from .execution import SCAN_POLICIES, DynamoDBExecutionContext
@@ -226,7 +227,7 @@ class DynamoDBDialect(default.DefaultDialect):
         if context is not None and context.isddl:
             if context.dynamodb_request is not None:
                 self._sql_text.forget()  # key schemas and indexes may change
-                admin.run(cursor.connection, *context.dynamodb_request)
+                control_plane.run(cursor.connection, *context.dynamodb_request)
             return
         if context is not None and (
             context.dynamodb_no_rows or context.execution_options.get(EXPLAIN) is not None
@@ -313,7 +314,7 @@ class DynamoDBDialect(default.DefaultDialect):
     def _dbapi_connection(connection: Any) -> Any:
         return connection.connection.dbapi_connection
 
-    def _admin(self, call: Any, connection: Any, *args: Any) -> Any:
+    def _control_plane(self, call: Any, connection: Any, *args: Any) -> Any:
         """A control-plane call for reflection, its driver errors raised as SQLAlchemy's (as
         statement execution does)."""
         try:
@@ -323,7 +324,7 @@ class DynamoDBDialect(default.DefaultDialect):
 
     @reflection.cache
     def _describe(self, connection: Any, table_name: str, **kw: Any) -> dict[str, Any] | None:
-        return self._admin(admin.describe_table, connection, table_name)
+        return self._control_plane(control_plane.describe_table, connection, table_name)
 
     def _described(self, connection: Any, table_name: str, **kw: Any) -> dict[str, Any]:
         described = self._describe(connection, table_name, **kw)
@@ -337,7 +338,7 @@ class DynamoDBDialect(default.DefaultDialect):
 
     @reflection.cache
     def get_table_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
-        return self._admin(admin.list_tables, connection)
+        return self._control_plane(control_plane.list_tables, connection)
 
     @reflection.cache
     def get_table_options(
@@ -352,7 +353,7 @@ class DynamoDBDialect(default.DefaultDialect):
             throughput = described["ProvisionedThroughput"]
             options["dynamodb_read_capacity"] = throughput["ReadCapacityUnits"]
             options["dynamodb_write_capacity"] = throughput["WriteCapacityUnits"]
-        ttl = self._admin(admin.time_to_live_attribute, connection, table_name)
+        ttl = self._control_plane(control_plane.time_to_live_attribute, connection, table_name)
         if ttl is not None:
             options["dynamodb_ttl"] = ttl
         return options

@@ -16,8 +16,8 @@ from sqlalchemy import CheckConstraint, Index, Table, UniqueConstraint
 from sqlalchemy.exc import CompileError
 from sqlalchemy.sql import compiler
 
-from ..dbapi.admin import LOCAL_INDEX_KEY, TTL_KEY
-from .keys import key_schema
+from ..dbapi.control_plane import LOCAL_INDEX_KEY, TTL_KEY
+from .key_schema import key_schema
 from .types import attribute_type, key_attribute_type
 
 PROJECTIONS = ("ALL", "KEYS_ONLY", "INCLUDE")
@@ -197,7 +197,7 @@ def render_call(operation: str, request: dict[str, Any]) -> str:
 class DynamoDBDDLCompiler(compiler.DDLCompiler):
     """Builds the control-plane request for a DDL construct; ``dynamodb_request`` is (method, kwargs).
 
-    The rendering shows each call admin.py makes for it, one per line.
+    The rendering shows each call control_plane.py makes for it, one per line.
     """
 
     dynamodb_request: tuple[str, dict[str, Any]] | None = None

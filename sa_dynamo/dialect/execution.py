@@ -13,7 +13,7 @@ from sqlalchemy.exc import ArgumentError, CompileError
 from sqlalchemy.sql.elements import TextClause
 from sqlalchemy.sql.selectable import TextualSelect
 
-from ..dbapi.cursor import Discriminator
+from ..dbapi.paging import Discriminator
 from ..exc import ScanNotAllowed, ScanWarning
 from ..plan import Plan, scan_message
 from .compiler import DMLTemplate, like_prefix, not_in_as_chain

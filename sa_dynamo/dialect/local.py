@@ -1,4 +1,4 @@
-"""``dynamodb+local://``: the dialect over an embedded DynamoDB Local (see sa_dynamo/local.py)."""
+"""``dynamodb+local://``: the dialect over an embedded DynamoDB Local (see sa_dynamo/local_server.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy.exc import ArgumentError
 
-from .. import local
+from .. import local_server
 from .base import DynamoDBDialect, credentials_of
 
 
@@ -37,11 +37,11 @@ class DynamoDBLocalDialect(DynamoDBDialect):
 
     def connect(self, *cargs: Any, local_data_dir: str | None = None, **cparams: Any) -> Any:
         """Start the private DynamoDB Local on first connect (not at create_engine), once per data dir."""
-        endpoint = os.environ.get(local.ENV_ENDPOINT)
+        endpoint = os.environ.get(local_server.ENV_ENDPOINT)
         if endpoint is None:
             with self._lock:
                 server = self._servers.get(local_data_dir)
                 if server is None:
-                    server = self._servers[local_data_dir] = local.start(data_dir=local_data_dir)
+                    server = self._servers[local_data_dir] = local_server.start(data_dir=local_data_dir)
             endpoint = server.endpoint_url
         return super().connect(*cargs, endpoint_url=endpoint, **cparams)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from . import schema
-from .collections import item_collection
+from . import shared_tables
 from .discriminator import SingleTable
-from .keys import key_of
+from .item_collections import item_collection
+from .key_templates import key_of
 
-__all__ = ["SingleTable", "item_collection", "key_of", "schema"]
+__all__ = ["SingleTable", "item_collection", "key_of", "shared_tables"]

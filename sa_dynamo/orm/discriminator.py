@@ -14,7 +14,7 @@ from sqlalchemy import String, event
 from sqlalchemy.orm import Mapper, ORMExecuteState, Session, mapped_column, with_loader_criteria
 
 from ..dialect.options import DISCRIMINATOR
-from .schema import discriminator_column
+from .shared_tables import discriminator_column
 
 FILTER_OPTION = "dynamodb_discriminator_filter"
 

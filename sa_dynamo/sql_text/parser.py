@@ -11,7 +11,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
 from ..exc import TranslationError
-from ..partiql import FUNCTIONS
+from ..limits import FUNCTIONS
 
 _ANSI = re.compile("\x1b\\[[0-9;]*m")
 

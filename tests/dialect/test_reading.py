@@ -8,8 +8,7 @@ from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import DeclarativeBase, Session
 
 import sa_dynamo
-from sa_dynamo.exc import ScanNotAllowed
-from sa_dynamo.pagination import InvalidPageToken
+from sa_dynamo.exc import InvalidPageToken, ScanNotAllowed
 
 metadata = MetaData()
 events = Table(

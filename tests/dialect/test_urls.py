@@ -45,7 +45,7 @@ def test_local_url_starts_nothing_until_the_first_connect(monkeypatch):
     started = []
     monkeypatch.setattr(DynamoDBLocalDialect, "_servers", {})
     monkeypatch.delenv("SA_DYNAMO_LOCAL_ENDPOINT", raising=False)
-    monkeypatch.setattr("sa_dynamo.local.start", lambda data_dir=None: started.append(data_dir))
+    monkeypatch.setattr("sa_dynamo.local_server.start", lambda data_dir=None: started.append(data_dir))
     engine = create_engine("dynamodb+local://?data_dir=/tmp/x")
     assert engine.dialect.create_connect_args(engine.url) == ([], {"local_data_dir": "/tmp/x"})
     assert started == []

@@ -10,7 +10,7 @@ from sqlalchemy.sql import elements, operators, visitors
 from sqlalchemy.sql.schema import Index, Table
 
 from ...constructs import forced_index
-from ..keys import KeySchema, index_key_schema, key_schema, projects, unprojected
+from ..key_schema import KeySchema, index_key_schema, key_schema, projects, unprojected
 from .normal_form import is_on, terms_of
 
 RANGE_KEY_OPERATORS = {

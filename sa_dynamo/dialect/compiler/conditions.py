@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 from sqlalchemy import String, TypeDecorator, exc, false, true
 from sqlalchemy.sql import compiler, elements, functions, operators, sqltypes
 
-from ...partiql import FUNCTIONS, MAX_IN_OPERANDS, MAX_PARTITION_KEYS
+from ...limits import FUNCTIONS, MAX_IN_OPERANDS, MAX_PARTITION_KEYS
 from .normal_form import COMPARISON, _attribute_first, _condition, _equals, _is_boolean_attribute, _negated
 
 SUPPORTED_BINARY = {

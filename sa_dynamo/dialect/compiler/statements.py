@@ -17,9 +17,9 @@ from sqlalchemy.sql.schema import Table
 from sqlalchemy.sql.selectable import Join
 
 from ...constructs import Upsert
-from ...partiql import MAX_OPERATORS
+from ...limits import MAX_OPERATORS
 from ...plan import Plan
-from ..keys import KeySchema, key_schema
+from ..key_schema import KeySchema, key_schema
 from ..types import JSONElementAs
 from .access_path import RANGE_KEY_OPERATORS, access_path
 from .conditions import COUNT_ROWS, ConditionCompiler, refuse

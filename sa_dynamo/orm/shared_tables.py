@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import Table, event
 from sqlalchemy.orm import Mapper
 
-from ..dialect.keys import key_schema
+from ..dialect.key_schema import key_schema
 from ..dialect.types import attribute_type
 from ..exc import KeySchemaMismatchError
 

@@ -13,8 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sa_dynamo import dbapi
-from sa_dynamo.dbapi.cursor import WIRE_ITEMS
-from sa_dynamo.dbapi.types import deserialize
+from sa_dynamo.dbapi.values import WIRE_ITEMS, deserialize
 
 from .support import Table, fetch_dicts, quote, typed
 
@@ -199,7 +198,7 @@ def test_floats_are_sent_as_their_shortest_repr(cur: dbapi.Cursor, stored: Table
 def test_items_read_from_dynamodb_json_equal_botocore_parsed_ones(
     cur: dbapi.Cursor, table: Table, client: Any
 ) -> None:
-    """The cursor reads a page's Items from DynamoDB's JSON itself (types.deserialize_wire),
+    """The cursor reads a page's Items from DynamoDB's JSON itself (values.deserialize_wire),
     not from botocore's parse; both readings give the same values, and the client's own calls
     still get botocore's parse."""
     item = {
@@ -222,7 +221,7 @@ def test_items_read_from_dynamodb_json_equal_botocore_parsed_ones(
     table.insert(cur, item)
     statement = f'SELECT * FROM {table.ref} WHERE "pk" = ? AND "sk" = ?'
     cur.execute(statement, ["wire", "1"])
-    assert cur._wire  # the fast path was taken
+    assert cur._pages.wire  # the fast path was taken
     (row,) = fetch_dicts(cur)
     response = client.execute_statement(Statement=statement, Parameters=[{"S": "wire"}, {"S": "1"}])
     assert WIRE_ITEMS not in response

@@ -28,6 +28,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from .exc import LocalError
+
 try:
     import fcntl
 except ImportError:  # Windows: no advisory locks, concurrent installs and starts are not serialised
@@ -48,10 +50,6 @@ _STATE_FILE = "sa-dynamo-local.json"
 _LOG_FILE = "sa-dynamo-local.log"
 # The readiness probe must reach the server itself, not an HTTP proxy from the environment.
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-class LocalError(RuntimeError):
-    """DynamoDB Local could not be installed or started; the message says what to do."""
 
 
 def cache_dir() -> Path:

@@ -1,4 +1,4 @@
-"""Python values <-> DynamoDB AttributeValues.
+"""Python values <-> DynamoDB AttributeValues, and the fast path that reads pages as DynamoDB's JSON.
 
 Numbers are exact: N becomes ``Decimal`` and floats are converted through their shortest repr,
 never through binary rounding. NaN and infinity cannot be stored, so they are refused here,
@@ -8,8 +8,11 @@ before anything is sent.
 from __future__ import annotations
 
 import datetime
+import json
+import threading
 from base64 import b64decode
-from collections.abc import Callable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set
+from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
 
@@ -140,3 +143,58 @@ def _other(value: Mapping[str, Any], binary: Callable[[Any], bytes], nested: Cal
     if "BS" in value:
         return {binary(v) for v in value["BS"]}
     return _deserializer.deserialize(value)  # its error for what is not an AttributeValue
+
+
+# -- the DynamoDB-JSON fast path ----------------------------------------------------------------
+
+# Marks a response whose Items are DynamoDB's JSON, taken before botocore's parser
+# (take_wire_items): read them with ``deserialize_wire``, else with ``deserialize``.
+WIRE_ITEMS = "sa_dynamo:wire_items"
+
+_reading = threading.local()  # set while this thread's cursor reads a page (wire_items)
+
+
+@contextmanager
+def wire_items() -> Iterator[None]:
+    """Within it, this thread's ExecuteStatement responses carry their Items as DynamoDB's JSON."""
+    _reading.active = True
+    try:
+        yield
+    finally:
+        _reading.active = False
+
+
+def take_wire_items(
+    response_dict: dict[str, Any], customized_response_dict: dict[str, Any], **_: Any
+) -> None:
+    """botocore's ``before-parse`` hook for ExecuteStatement: inside ``wire_items()``, take the
+    Items of a successful response as DynamoDB's JSON and leave botocore the rest to parse.
+
+    botocore walks every attribute value of every item through its shape model, which costs
+    several times more than ``json.loads`` and ``deserialize_wire`` that reads these items
+    instead, with the same results; and the page is not held twice, parsed and unparsed. Other
+    calls on the client, the caller's own included, are parsed as usual."""
+    if not getattr(_reading, "active", False) or response_dict.get("status_code") != 200:
+        return
+    body = response_dict.get("body")
+    content_type = str(response_dict.get("headers", {}).get("content-type", ""))
+    if not isinstance(body, bytes) or "json" not in content_type:
+        return  # e.g. a CBOR response: botocore's parser reads it
+    try:
+        data = json.loads(body.decode("utf-8"))
+    except ValueError:
+        return  # botocore reports it
+    if isinstance(data, dict) and isinstance(data.get("Items"), list):
+        customized_response_dict["Items"] = data.pop("Items")
+        customized_response_dict[WIRE_ITEMS] = True
+        response_dict["body"] = json.dumps(data).encode("utf-8")
+
+
+def register_wire_items(client: Any) -> None:
+    """Hook ``take_wire_items`` into a botocore client (a stand-in without botocore's event
+    system is left as it is)."""
+    events = getattr(getattr(client, "meta", None), "events", None)
+    if events is not None:
+        events.register(
+            "before-parse.dynamodb.ExecuteStatement", take_wire_items, unique_id="sa_dynamo-wire-items"
+        )

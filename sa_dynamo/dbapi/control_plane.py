@@ -1,16 +1,20 @@
 """Control-plane calls (tables, indexes, TTL, listing) for the dialect's DDL and reflection.
 
 PartiQL has no DDL; these run the DynamoDB table APIs with the same error translation as the
-cursor, and wait until the change has taken effect so the next statement can rely on it.
+cursor, and wait until the change has taken effect so the next statement can rely on it. This
+is the one module that sends DescribeTable: the driver, the dialect's reflection, ``sa-dynamo
+check`` and the migrations all read a table's description through ``describe_table``.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .connection import Connection
-from .errors import OperationalError, ProgrammingError, translate
+from .errors import Error, OperationalError, ProgrammingError
+
+if TYPE_CHECKING:
+    from .connection import Connection
 
 # Polls start fast (DynamoDB Local finishes most changes at once) and back off to one a second.
 _FIRST_POLL_SECONDS = 0.05
@@ -32,14 +36,30 @@ def _wait(what: str, done: Any) -> None:
         delay = min(delay * 2, _MAX_POLL_SECONDS)
 
 
+def _described(connection: Connection, table: str) -> dict[str, Any]:
+    """DescribeTable's Table; a ProgrammingError (ResourceNotFoundException) when there is none."""
+    return connection._call("describe_table", {"TableName": table})["Table"]
+
+
 def describe_table(connection: Connection, table: str) -> dict[str, Any] | None:
     """DescribeTable's Table, or None when the table does not exist."""
     try:
-        return connection._call("describe_table", {"TableName": table}, translate_errors=False)["Table"]
-    except Exception as exc:
-        if getattr(exc, "response", {}).get("Error", {}).get("Code") == "ResourceNotFoundException":
+        return _described(connection, table)
+    except Error as error:
+        if error.code == "ResourceNotFoundException":
             return None
-        raise translate(exc) from exc
+        raise
+
+
+def key_names(described: dict[str, Any]) -> tuple[str, ...]:
+    """The key attributes of a described table, HASH first (none for ``{}``, a table not known)."""
+    ordered = sorted(described.get("KeySchema", []), key=lambda k: k["KeyType"] != "HASH")
+    return tuple(k["AttributeName"] for k in ordered)
+
+
+def table_key_names(connection: Connection, table: str) -> tuple[str, ...]:
+    """The key attributes of an existing table, HASH first; DynamoDB's error when there is none."""
+    return key_names(_described(connection, table))
 
 
 def time_to_live_attribute(connection: Connection, table: str) -> str | None:

@@ -17,7 +17,7 @@ from sqlalchemy.exc import InvalidRequestError
 from sqlalchemy.orm import Mapper, ORMExecuteState, Session
 from sqlalchemy.sql import elements, operators
 
-from ..dialect.keys import KeySchema, index_key_schema, key_schema
+from ..dialect.key_schema import KeySchema, index_key_schema, key_schema
 from ..exc import KeyTemplateError
 
 ATTRIBUTE = "__key_templates__"

@@ -24,8 +24,8 @@ from sqlalchemy.orm.exc import UnmappedColumnError
 from sqlalchemy.sql import operators
 from sqlalchemy.sql.elements import UnaryExpression
 
-from ..dialect.keys import key_schema
-from ..partiql import MAX_PARTITION_KEYS
+from ..dialect.key_schema import key_schema
+from ..limits import MAX_PARTITION_KEYS
 from . import discriminator  # noqa: F401  (its listener must run first; see _register)
 
 INFO_KEY = "sa_dynamo.item_collection"

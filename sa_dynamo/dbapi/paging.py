@@ -1,0 +1,244 @@
+"""Reading a SELECT: NextToken paging, LIMIT as a row count, COUNT, one page of rows, streaming.
+
+Rows are read lazily: one request per page, the next page only when the caller has consumed
+the previous one. DynamoDB's ``Limit`` counts items evaluated, not rows returned, so the
+number of rows is bounded by the cursor's ``max_rows`` on the client instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from . import statement as stmt
+from .errors import DataError
+from .values import WIRE_ITEMS, deserialize, deserialize_wire
+
+if TYPE_CHECKING:
+    from .connection import Connection
+
+log = logging.getLogger("sa_dynamo.dbapi")
+
+
+# The driver reads a statement's projection from its text. SQLAlchemy sends the same text again
+# and again (its statement cache), so each text is read once.
+@functools.lru_cache(maxsize=1024)
+def projection(operation: str) -> tuple[str, ...] | None:
+    names = stmt.projection(operation)
+    return None if names is None else tuple(names)
+
+
+_covering = functools.lru_cache(maxsize=1024)(stmt.covering)
+
+
+def _at(item: dict[str, Any], path: tuple[stmt.Step, ...]) -> Any:
+    """The AttributeValue at ``path`` in an item, or None where the path leads nowhere."""
+    value = item.get(path[0])
+    for step in path[1:]:
+        if value is None:
+            return None
+        if isinstance(step, int):
+            elements = value.get("L")
+            value = elements[step] if elements is not None and step < len(elements) else None
+        else:
+            value = (value.get("M") or {}).get(step)
+    return value
+
+
+def keys_of(items: list[dict[str, Any]]) -> list[str]:
+    """Attribute names of the items, in first-seen order."""
+    names: dict[str, None] = {}
+    for item in items:
+        names.update(dict.fromkeys(item))
+    return list(names)
+
+
+class Discriminator(NamedTuple):
+    """What to do with items whose discriminator names no known kind (written by someone else).
+
+    ``policy`` is "skip" (drop them, counted in ``Cursor.skipped`` and the log), "raise" (a
+    DataError naming the value) or "base" (present them as ``base``, the loading class's kind).
+    """
+
+    attribute: str
+    known: frozenset[str]
+    policy: str
+    base: str
+
+    def sort_out(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        kept = []
+        for item in items:
+            value = item.get(self.attribute, {}).get("S")
+            if value is None or value in self.known:
+                kept.append(item)
+            elif self.policy == "raise":
+                raise DataError(
+                    f"an item has {self.attribute} = {value!r}, which no mapped class uses (known: "
+                    f"{', '.join(sorted(self.known))}); map a class for it, or load with "
+                    "dynamodb_unknown_type='skip' or 'base'"
+                )
+            elif self.policy == "base":
+                kept.append({**item, self.attribute: {"S": self.base}})
+            else:
+                log.info("skipped an item with unknown %s = %r", self.attribute, value)
+        return kept
+
+
+class Pages:
+    """The pages of one statement's result, and what reading them cost.
+
+    ``names`` are the result's columns; ``request`` is the ExecuteStatement request while more
+    pages may follow, None once the result is read or no more rows are wanted.
+    """
+
+    def __init__(self, connection: Connection, discriminator: Discriminator | None = None):
+        self.connection = connection
+        self.discriminator = discriminator
+        self.pages = 0
+        self.skipped = 0
+        self.items_read = 0
+        self.capacity = 0.0
+        self.started = time.perf_counter()
+        self.names: Sequence[str] = ()
+        self.paths: list[tuple[stmt.Step, ...]] | None = None  # set for a covered projection
+        self.request: dict[str, Any] | None = None
+        self.next_token: str | None = None
+        self.wire = False  # whether the items last read are DynamoDB's JSON (values.WIRE_ITEMS)
+
+    def prepare(
+        self,
+        operation: str,
+        body: dict[str, Any],
+        page_size: int | None,
+        consistent_read: bool,
+        hidden_columns: int,
+    ) -> tuple[str, ...] | None:
+        """Complete a SELECT's request; the projected names (None for ``SELECT *``) without the
+        ``hidden_columns`` trailing ones, which are read but not returned."""
+        if page_size is not None:
+            body["Limit"] = int(page_size)
+        if consistent_read:
+            body["ConsistentRead"] = True
+        names = projection(operation)
+        covered = _covering(operation)
+        if covered is not None:  # paths DynamoDB refuses side by side: read from their attributes
+            body["Statement"], self.paths = covered[0], covered[1]
+            log.info(
+                "sent %s: its paths overlap or share a result key, so each is read from its attribute",
+                covered[0],
+            )
+        if names is not None and hidden_columns:
+            names = names[:-hidden_columns]
+            self.paths = self.paths and self.paths[:-hidden_columns]
+        return names
+
+    def first_rows(self, body: dict[str, Any], names: Sequence[str] | None) -> list[tuple]:
+        """The rows of the first page; ``request`` is set when more pages follow."""
+        items = self.read(body)
+        if names is None:
+            # SELECT * has no column list: the first non-empty page names the columns. Pages can
+            # be empty yet have a successor, so read on until one has items.
+            while not items and self.next_token:
+                items = self.read(body)
+            names = keys_of(items)
+        self.names = names
+        self.request = body if self.next_token else None
+        return self.rows(items)
+
+    def next_rows(self) -> list[tuple]:
+        """The rows of the next page of ``request``."""
+        rows = self.rows(self.read(self.request))
+        if not self.next_token:
+            self.request = None
+        return rows
+
+    def one_page(
+        self, body: dict[str, Any], names: Sequence[str] | None, size: int, start_token: str | None
+    ) -> list[tuple]:
+        """``size`` rows, resuming at ``start_token``; ``next_token`` continues right after them:
+        each request's Limit is the number of rows still missing, so DynamoDB never reads past
+        the last row returned."""
+        self.next_token = start_token
+        self.names = names or ()
+        rows: list[tuple] = []
+        while True:
+            missing = size - len(rows)
+            items = self.read(dict(body, Limit=min(missing, body.get("Limit", missing))))
+            if names is None and items and not self.names:
+                self.names = keys_of(items)
+            rows += self.rows(items)
+            if len(rows) >= size or not self.next_token:
+                return rows
+
+    def count(self, body: dict[str, Any], how: str, attribute: str) -> int:
+        """COUNT: read every page. "rows" counts items; "values" counts items whose attribute is
+        present and not NULL (SQL's COUNT(column))."""
+        total = 0
+        while True:
+            items = self.read(body)
+            if how == "rows":
+                total += len(items)
+            else:
+                total += sum(1 for item in items if attribute in item and "NULL" not in item[attribute])
+            if not self.next_token:
+                return total
+
+    def returned(self, items: list[dict[str, Any]]) -> list[tuple]:
+        """The rows of a write's RETURNING items: every attribute any of them has."""
+        self.names = keys_of(items)
+        return self.rows(items)
+
+    def read(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """One page's items, after ``next_token`` if set."""
+        if self.next_token:
+            body = dict(body, NextToken=self.next_token)
+        started = time.perf_counter()
+        response = self.connection._read(dict(body, ReturnConsumedCapacity="TOTAL"))
+        self.pages += 1
+        self.wire = WIRE_ITEMS in response
+        items = response.get("Items", [])
+        self.next_token = response.get("NextToken")
+        self.items_read += len(items)
+        self.capacity += response.get("ConsumedCapacity", {}).get("CapacityUnits", 0.0)
+        log.debug(
+            "ExecuteStatement page %d: %d items, more=%s, %.1f ms",
+            self.pages,
+            len(items),
+            bool(self.next_token),
+            (time.perf_counter() - started) * 1000,
+        )
+        return items
+
+    def rows(self, items: list[dict[str, Any]]) -> list[tuple]:
+        """Items as rows of ``names`` (or of ``paths``), Python values, unknown kinds sorted out."""
+        if self.discriminator is not None:
+            kept = self.discriminator.sort_out(items)
+            self.skipped += len(items) - len(kept)
+            items = kept
+        value = deserialize_wire if self.wire else deserialize
+        rows: list[tuple] = []
+        append = rows.append
+        if self.paths is not None:
+            for item in items:
+                append(tuple([None if (v := _at(item, p)) is None else value(v) for p in self.paths]))
+            return rows
+        names = self.names
+        for item in items:
+            get = item.get  # an item holds no None: botocore and DynamoDB leave absent attributes out
+            append(tuple([None if (v := get(n)) is None else value(v) for n in names]))
+        return rows
+
+    def log(self, rows: int) -> None:
+        """One line per SELECT once it is read: pages, items, rows, capacity, time."""
+        log.info(
+            "ExecuteStatement read %d pages, %d items, %d rows%s, %.1f capacity units, %.1f ms",
+            self.pages,
+            self.items_read,
+            rows,
+            f" ({self.skipped} of unknown kinds skipped)" if self.skipped else "",
+            self.capacity,
+            (time.perf_counter() - self.started) * 1000,
+        )
