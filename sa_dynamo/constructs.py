@@ -21,6 +21,8 @@ from sqlalchemy.sql.cache_key import HasCacheKey
 from sqlalchemy.sql.dml import Insert
 from sqlalchemy.sql.visitors import InternalTraversal
 
+from .sqlalchemy_private import statement_options
+
 
 class Upsert(Insert):
     """An INSERT that replaces an existing item with the same key."""
@@ -62,7 +64,7 @@ def forced_index(*statements: Any) -> str | None:
     names = {
         option.name
         for statement in statements
-        for option in getattr(statement, "_with_options", ())
+        for option in statement_options(statement)
         if isinstance(option, use_index)
     }
     if len(names) > 1:

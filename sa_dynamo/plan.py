@@ -100,13 +100,9 @@ def explain(bind: Any, statement: Any) -> Plan:
 
     holder: dict[str, Plan] = {}
     statement = statement.execution_options(**{EXPLAIN: holder})
-    orm = getattr(statement, "_propagate_attrs", {}).get("compile_state_plugin") == "orm"
-    if orm and hasattr(bind, "connect"):
-        with Session(bind) as session:  # an ORM statement gets the ORM's rewriting, as in use
+    if hasattr(bind, "connect"):  # an Engine: through a Session, so ORM statements get the ORM's rewriting
+        with Session(bind) as session:
             session.execute(statement)
-    elif hasattr(bind, "connect"):
-        with bind.connect() as connection:
-            connection.execute(statement)
     else:
         bind.execute(statement)
     return holder["plan"]

@@ -16,6 +16,7 @@ from sqlalchemy.sql.selectable import TextualSelect
 from ..dbapi.paging import Discriminator
 from ..exc import ScanNotAllowed, ScanWarning
 from ..plan import Plan, scan_message
+from ..sqlalchemy_private import expanded_parameters, text_bindparams
 from .compiler import DMLTemplate, like_prefix, not_in_as_chain
 from .options import DISCRIMINATOR, EXPLAIN, PAGE
 
@@ -85,10 +86,11 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         compiler, and executes as that statement (what echo and the events show)."""
         text, result_types = _sql_text_of(compiled.statement)
         if text is not None:
-            translated = dialect.translate_text(connection, text.text, text._bindparams, result_types)
+            binds = text_bindparams(text)
+            translated = dialect.translate_text(connection, text.text, binds, result_types)
             defaults = {
                 name: bind.effective_value
-                for name, bind in text._bindparams.items()
+                for name, bind in binds.items()
                 if bind.value is not None or bind.callable is not None
             }
             compiled, invoked_statement = translated.compiled, translated.statement
@@ -138,7 +140,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             self._pre_exec_ddl(compiled)
             return
         template = compiled.dynamodb_template
-        if template is not None and self._expanded_parameters:
+        if template is not None and expanded_parameters(self):
             template = template.finalized(self.statement)  # its WHERE with the IN lists expanded
         self._apply_template(template)
         if compiled.dynamodb_not_in_chain:
@@ -152,13 +154,13 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
     def _finished_plan(self, compiled: Any, plan: Plan) -> Plan:
         """The plan with the PartiQL as sent. Without parameters expanded at execution time it is
         the same for every execution of the same text, so the compiled statement keeps it."""
-        if self._expanded_parameters:
+        if expanded_parameters(self):
             return plan.finished(self.statement, self._rendered_at_execution)
-        kept = getattr(compiled, "_dynamodb_finished_plan", None)
+        kept = compiled.dynamodb_finished_plan
         if kept is not None and kept[0] is plan and kept[1] == self.statement:
             return kept[2]
         finished = plan.finished(self.statement, self._rendered_at_execution)
-        compiled._dynamodb_finished_plan = (plan, self.statement, finished)
+        compiled.dynamodb_finished_plan = (plan, self.statement, finished)
         return finished
 
     def _check_key_values(self, compiled: Any) -> None:
@@ -177,7 +179,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                 )
         for name, attribute in compiled.dynamodb_key_parameters.items():
             # an IN list has been expanded into one parameter per value by now
-            candidates = [values.get(n) for n in self._expanded_parameters.get(name, [name])]
+            candidates = [values.get(n) for n in expanded_parameters(self).get(name, [name])]
             if name in compiled.dynamodb_like_patterns:  # LIKE 'prefix%' compares the prefix
                 candidates = [like_prefix(v, compiled.dynamodb_like_patterns[name]) for v in candidates]
             if any(v in ("", b"") for v in candidates):
@@ -201,7 +203,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
     def _rendered_at_execution(self, name: str) -> str:
         """How a parameter rendered at execution time appears in the plan: an expanded list as
         its placeholders, a literal (a JSON path step) as ``?`` (the PartiQL shows its value)."""
-        return ", ".join("?" * len(self._expanded_parameters.get(name, [name])))
+        return ", ".join("?" * len(expanded_parameters(self).get(name, [name])))
 
     def _guard(self, plan: Plan) -> None:
         """Log the plan; hold back a scan the policy forbids; hand the plan to explain()."""

@@ -26,6 +26,7 @@ from sqlalchemy.sql.elements import UnaryExpression
 
 from ..dialect.key_schema import key_schema
 from ..limits import MAX_PARTITION_KEYS
+from ..sqlalchemy_private import with_load_options_of
 from . import discriminator  # noqa: F401  (its listener must run first; see _register)
 
 INFO_KEY = "sa_dynamo.item_collection"
@@ -96,13 +97,9 @@ def _carry_loader_options(replacement: Any, state: ORMExecuteState) -> Any:
     (``A.b.and_(...)``) and propagated ``with_loader_criteria`` live on that statement, rooted at
     the top-level entity; dropping them would load the wrong rows. SQLAlchemy has no public way
     to read a statement's options or to say which relationship path a statement loads, so this
-    does what its own relationship loaders do, with two private names (``_with_options`` and
-    ``_compile_options``, which holds the load path), both unchanged from 1.4 to 2.1.
+    does what its own relationship loaders do (see sqlalchemy_private.with_load_options_of).
     """
-    replaced = state.statement
-    replacement = replacement.options(*replaced._with_options)  # a new statement: ours to set
-    replacement._compile_options = replaced._compile_options
-    return replacement
+    return with_load_options_of(state.statement, replacement)
 
 
 def _sort_key_functions(prop: RelationshipProperty) -> list[tuple[str, bool]]:

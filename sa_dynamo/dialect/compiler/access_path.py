@@ -10,6 +10,7 @@ from sqlalchemy.sql import elements, operators, visitors
 from sqlalchemy.sql.schema import Index, Table
 
 from ...constructs import forced_index
+from ...sqlalchemy_private import order_by_clauses, where_criteria
 from ..key_schema import KeySchema, index_key_schema, key_schema, projects, unprojected
 from .normal_form import is_on, terms_of
 
@@ -44,9 +45,9 @@ def access_path(table: Table, select: Any, compile_state: Any) -> tuple[Index | 
     attribute the statement reads.
     """
     keys = key_schema(table)
-    terms = terms_of(select._where_criteria)
+    terms = terms_of(where_criteria(select))
     hash_ops = {operators.eq, operators.in_op}
-    needed = _attribute_names([*select.selected_columns, *select._where_criteria, *select._order_by_clauses])
+    needed = _attribute_names([*select.selected_columns, *where_criteria(select), *order_by_clauses(select)])
     # the ORM's statement (its options) is the compile state's select_statement
     forced = forced_index(select, getattr(compile_state, "select_statement", None))
     if forced is not None:

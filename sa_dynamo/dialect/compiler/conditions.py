@@ -12,7 +12,16 @@ from sqlalchemy import String, TypeDecorator, exc, false, true
 from sqlalchemy.sql import compiler, elements, functions, operators, sqltypes
 
 from ...limits import FUNCTIONS, MAX_IN_OPERANDS, MAX_PARTITION_KEYS
-from .normal_form import COMPARISON, _attribute_first, _condition, _equals, _is_boolean_attribute, _negated
+from ...sqlalchemy_private import retyped
+from .normal_form import (
+    COMPARISON,
+    _attribute_first,
+    _condition,
+    _equals,
+    _is_boolean_attribute,
+    _negated,
+    has_affinity,
+)
 
 SUPPORTED_BINARY = {
     *COMPARISON,
@@ -255,14 +264,14 @@ class ConditionCompiler(compiler.SQLCompiler):
         escape = binary.modifiers.get("escape")
         if like:
             # LIKE 'prefix%' is begins_with(x, 'prefix'); any other pattern is refused per execution.
-            right = right._with_binary_element_type(_LikePrefix(escape))
+            right = retyped(right, _LikePrefix(escape))
         elif escape is not None:
             # begins_with/contains take the value literally: undo the LIKE escaping.
-            right = right._with_binary_element_type(_LikeEscaped(escape))
+            right = retyped(right, _LikeEscaped(escape))
         text = f"{name}({self.process(binary.left, **kw)}, {self.process(right, **kw)})"
         if like:
             self.dynamodb_like_patterns[self.bind_names[right]] = escape
-        elif escape is None and binary.left.type._type_affinity is String:
+        elif escape is None and has_affinity(binary.left.type, String):
             # SQL reads % and _ in a LIKE pattern as wildcards: checked per execution
             self.dynamodb_like_parameters[self.bind_names[right]] = _LIKE_METHODS[name]
         self._record_key_values(binary, right)

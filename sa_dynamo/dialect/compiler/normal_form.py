@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Boolean, and_, false, func, or_, true
+from sqlalchemy import Boolean, TypeDecorator, and_, false, func, or_, true
 from sqlalchemy.exc import CompileError
 from sqlalchemy.sql import elements, functions, operators
 from sqlalchemy.sql.selectable import Alias, Subquery
@@ -22,11 +22,18 @@ COMPARISON = {
 NEGATED_FUNCTIONS = {"attribute_exists": "attribute_not_exists", "attribute_not_exists": "attribute_exists"}
 
 
+def has_affinity(type_: Any, generic: type) -> bool:
+    """Whether ``type_`` is ``generic`` or a TypeDecorator over it."""
+    while isinstance(type_, TypeDecorator):
+        type_ = type_.impl_instance
+    return isinstance(type_, generic)
+
+
 def _is_boolean_attribute(clause: Any) -> bool:
     return (
         isinstance(clause, elements.ColumnClause)
         and not clause.is_literal
-        and clause.type._type_affinity is Boolean
+        and has_affinity(clause.type, Boolean)
     )
 
 
@@ -91,11 +98,11 @@ def _negated(clause: Any) -> Any:
             and isinstance(clause.right, elements.True_)
         ):
             return _equals(clause.left, false())
-        return clause._negate()
+        return ~clause
     if isinstance(clause, functions.FunctionElement) and clause.name.lower() in NEGATED_FUNCTIONS:
         return getattr(func, NEGATED_FUNCTIONS[clause.name.lower()])(*clause.clauses)
     if isinstance(clause, (elements.True_, elements.False_)):
-        return clause._negate()
+        return ~clause
     raise CompileError(
         f"DynamoDB PartiQL cannot express NOT of {type(clause).__name__}: write the opposite condition directly"
     )

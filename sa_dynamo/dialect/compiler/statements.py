@@ -12,19 +12,41 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.sql import crud, elements, operators, sqltypes
+from sqlalchemy.sql import elements, operators, sqltypes
 from sqlalchemy.sql.schema import Table
 from sqlalchemy.sql.selectable import Join
 
 from ...constructs import Upsert
 from ...limits import MAX_OPERATORS
 from ...plan import Plan
+from ...sqlalchemy_private import (
+    alternate_names,
+    crud_params,
+    dml_compile_state,
+    dml_extras,
+    limit_clause,
+    order_by_clauses,
+    placeholder,
+    select_extras,
+    where_criteria,
+)
 from ..key_schema import KeySchema, key_schema
 from ..types import JSONElementAs
 from .access_path import RANGE_KEY_OPERATORS, access_path
 from .conditions import COUNT_ROWS, ConditionCompiler, refuse
 from .normal_form import _is_json_element, _table_of, is_on, terms_of
 from .templates import DMLTemplate, _Entry, operator_count
+
+# What to do instead of a SELECT clause PartiQL lacks.
+_SELECT_ADVICE = {
+    "DISTINCT": "de-duplicate the rows in Python",
+    "GROUP BY": "aggregate the rows in Python",
+    "HAVING": "filter the aggregated rows in Python",
+    "OFFSET": "page with sa_dynamo.paginate(..., after=token)",
+    "FETCH FIRST": "use .limit(n)",
+    "SELECT ... FOR UPDATE": "use a version_id_col for optimistic locking",
+    "prefixes, suffixes or hints": "remove them",
+}
 
 
 class DynamoDBCompiler(ConditionCompiler):
@@ -41,6 +63,7 @@ class DynamoDBCompiler(ConditionCompiler):
     dynamodb_key_between: tuple[str, str] | None = None  # a sort-key BETWEEN's bound parameters
     dynamodb_always_empty = False  # the WHERE folded to FALSE: no row can match
     dynamodb_not_in_chain = False  # NOT IN must become a chain of <> at execution
+    dynamodb_finished_plan: tuple | None = None  # (plan, statement, finished plan), per execution text
     _partition_key_list: str | None = None  # the expanding parameter of an IN on the partition key
 
     def __init__(self, *args: Any, **kwargs: Any):
@@ -171,11 +194,9 @@ class DynamoDBCompiler(ConditionCompiler):
                 type_ = label.type
                 if _is_json_element(label.element) and not isinstance(type_, sqltypes.JSON):
                     type_ = JSONElementAs(type_)  # doc["k"].as_string(): converted when read
-                add_to_result_map(label.name, label.name, (label, label.name, *label._alt_names), type_)
-            return label.element._compiler_dispatch(
-                self, within_columns_clause=True, within_label_clause=True, **kw
-            )
-        return label.element._compiler_dispatch(self, within_columns_clause=False, **kw)
+                add_to_result_map(label.name, label.name, (label, label.name, *alternate_names(label)), type_)
+            return self.process(label.element, within_columns_clause=True, within_label_clause=True, **kw)
+        return self.process(label.element, within_columns_clause=False, **kw)
 
     def visit_bindparam(self, bindparam, within_columns_clause=False, literal_execute=False, **kw):
         if within_columns_clause and not literal_execute:  # a JSON path step is rendered inline
@@ -197,24 +218,9 @@ class DynamoDBCompiler(ConditionCompiler):
     def _compose_select_body(
         self, text, select, compile_state, inner_columns, froms, byfrom, toplevel, kwargs
     ):
-        for present, what, instead in (
-            (select._distinct or select._distinct_on, "DISTINCT", "de-duplicate the rows in Python"),
-            (select._group_by_clauses, "GROUP BY", "aggregate the rows in Python"),
-            (select._having_criteria, "HAVING", "filter the aggregated rows in Python"),
-            (select._offset_clause is not None, "OFFSET", "page with sa_dynamo.paginate(..., after=token)"),
-            (select._fetch_clause is not None, "FETCH FIRST", "use .limit(n)"),
-            (
-                select._for_update_arg is not None,
-                "SELECT ... FOR UPDATE",
-                "use a version_id_col for optimistic locking",
-            ),
-            (
-                select._prefixes or select._suffixes or select._hints,
-                "prefixes, suffixes or hints",
-                "remove them",
-            ),
-        ):
-            if present:
+        extras = select_extras(select)
+        for what, instead in _SELECT_ADVICE.items():
+            if extras[what]:
                 self._refuse(what, instead)
         if len(froms) != 1:
             self._refuse(
@@ -236,7 +242,7 @@ class DynamoDBCompiler(ConditionCompiler):
         if index is not None:
             source += "." + self.preparer.quote_identifier(index.name)
             self.dynamodb_global_index = not index.dialect_options["dynamodb"]["local"]
-        order_by = self._order_by(keys, select, **kwargs) if select._order_by_clauses else ""
+        order_by = self._order_by(keys, select, **kwargs) if order_by_clauses(select) else ""
         self._ordered = bool(order_by)
         hash_key = self.preparer.quote(key_schema(table).hash_key.name)
         if order_by.endswith(" DESC") and not {hash_key, "*"} & set(inner_columns):
@@ -247,8 +253,8 @@ class DynamoDBCompiler(ConditionCompiler):
         text += ", ".join(inner_columns) + " FROM " + source
         table_hash = key_schema(table).hash_key if self.dynamodb_global_index else None
         where = (
-            self._where(keys, select._where_criteria, table_hash=table_hash, **kwargs)
-            if select._where_criteria
+            self._where(keys, where_criteria(select), table_hash=table_hash, **kwargs)
+            if where_criteria(select)
             else ""
         )
         if where:
@@ -269,19 +275,19 @@ class DynamoDBCompiler(ConditionCompiler):
             reason=reason if operation == "Scan" else "",
         )
         text += order_by
-        if select._limit_clause is not None:
+        if limit_clause(select) is not None:
             self._row_limit(select)
         return text
 
     def _order_by(self, keys: KeySchema, select: Any, **kw: Any) -> str:
-        terms = terms_of(select._where_criteria)
+        terms = terms_of(where_criteria(select))
         if not any(is_on(t, keys.hash_key, {operators.eq}) for t in terms):
             self._refuse(
                 "ORDER BY without partition-key equality",
                 f"add {keys.hash_key.name} == value to the WHERE clause, or sort the rows in Python",
             )
         rendered = []
-        for clause in select._order_by_clauses:
+        for clause in order_by_clauses(select):
             element, direction = clause, ""
             if isinstance(clause, elements.UnaryExpression) and clause.modifier in (
                 operators.asc_op,
@@ -306,7 +312,7 @@ class DynamoDBCompiler(ConditionCompiler):
     def _row_limit(self, select: Any) -> None:
         # DynamoDB's Limit counts items evaluated, not rows returned: the cursor stops after
         # LIMIT rows instead. The bind is compiled (so it varies per execution) but not rendered.
-        clause = select._limit_clause
+        clause = limit_clause(select)
         if not isinstance(clause, elements.BindParameter):
             self._refuse("LIMIT with an expression", "pass an integer to .limit()")
         self.process(clause)
@@ -315,16 +321,17 @@ class DynamoDBCompiler(ConditionCompiler):
     # -- INSERT / UPDATE / DELETE ----------------------------------------------------------
 
     def _dml_setup(self, stmt: Any, flag: str, **kw: Any) -> tuple[Any, Any, Table]:
-        compile_state = stmt._compile_state_factory(stmt, self, **kw)
+        compile_state = dml_compile_state(stmt, self, **kw)
         stmt = compile_state.statement
         if self.stack:
             self._refuse("a nested INSERT/UPDATE/DELETE", "run it as its own statement")
         setattr(self, flag, True)
         self.dml_compile_state = self.dml_compile_state or compile_state
         self.compile_state = self.compile_state or compile_state
-        if getattr(stmt, "_returning", ()) or getattr(stmt, "_prefixes", ()) or getattr(stmt, "_hints", {}):
+        extras, other_tables = dml_extras(stmt, compile_state)
+        if extras:
             self._refuse("RETURNING, prefixes or hints on a write", "remove them")
-        if getattr(compile_state, "_extra_froms", None):
+        if other_tables:
             self._refuse("a multi-table UPDATE/DELETE", "update or delete each item by its key")
         table = self._single_table(stmt.table, flag[2:].upper())
         if table.primary_key.columns:  # pandas' to_sql, for one, inserts through a keyless Table
@@ -333,14 +340,13 @@ class DynamoDBCompiler(ConditionCompiler):
         return stmt, compile_state, table
 
     def _entries(self, stmt: Any, compile_state: Any, quote: Any, **kw: Any) -> tuple[_Entry, ...]:
-        params = crud._get_crud_params(self, stmt, compile_state, True, **kw)
+        params = crud_params(self, stmt, compile_state, **kw)
         if params.all_multi_params:
             self._refuse("a multi-row VALUES clause", "pass a list of dicts to execute() (executemany)")
         entries = []
         for column, _expr, value, names in params.single_params:
             name = next(iter(names)) if len(names) == 1 else None
-            placeholder = self.compilation_bindtemplate % {"name": self.escaped_bind_names.get(name, name)}
-            if name is None or value != placeholder:
+            if name is None or value != placeholder(self, name):
                 self._refuse(
                     f"an SQL expression as the value of {column.name}",
                     "pass a plain Python value (arithmetic updates are not translated yet)",
@@ -370,14 +376,14 @@ class DynamoDBCompiler(ConditionCompiler):
                     f"an UPDATE of the key attribute {entry.attribute}",
                     "DynamoDB keys are immutable; delete the item and insert it under the new key",
                 )
-        where = self._where(key_schema(table), stmt._where_criteria, full_key="UPDATE", **kw)
+        where = self._where(key_schema(table), where_criteria(stmt), full_key="UPDATE", **kw)
         self.dynamodb_plan = Plan("UpdateItem", table.name, None, self._key_condition, self._filter)
         head = "UPDATE " + self.preparer.format_table(table)
         return self._render_with_binds(DMLTemplate("UPDATE", head, entries, " WHERE " + where))
 
     def visit_delete(self, delete_stmt, visiting_cte=None, **kw):
         stmt, _compile_state, table = self._dml_setup(delete_stmt, "isdelete", **kw)
-        where = self._where(key_schema(table), stmt._where_criteria, full_key="DELETE", **kw)
+        where = self._where(key_schema(table), where_criteria(stmt), full_key="DELETE", **kw)
         self.dynamodb_plan = Plan("DeleteItem", table.name, None, self._key_condition, self._filter)
         self.stack.pop(-1)
         # A DELETE of a missing item succeeds silently; the old item tells whether one was deleted.

@@ -1,0 +1,157 @@
+"""Every use of SQLAlchemy's private API, in one place.
+
+Each function reads or sets one private name for which SQLAlchemy has no public counterpart;
+``HOOKS`` lists the private methods the dialect overrides, with the parameters it expects. A
+SQLAlchemy release that renames or reshapes any of them fails ``check()`` and its tests
+(tests/test_sqlalchemy_private.py) before it breaks a query. docs/private-api.md says why each
+one is needed.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from sqlalchemy.engine.default import DefaultExecutionContext
+from sqlalchemy.sql import compiler, crud
+
+# -- statements: the clauses a statement holds ---------------------------------------------------
+
+
+def where_criteria(statement: Any) -> tuple[Any, ...]:
+    """The WHERE terms as given to ``.where()`` (``whereclause`` ANDs them into one element)."""
+    return tuple(statement._where_criteria)
+
+
+def order_by_clauses(select: Any) -> tuple[Any, ...]:
+    return tuple(select._order_by_clauses)
+
+
+def limit_clause(select: Any) -> Any:
+    return select._limit_clause
+
+
+def select_extras(select: Any) -> dict[str, bool]:
+    """Which clauses PartiQL lacks a SELECT carries, by their SQL names."""
+    return {
+        "DISTINCT": bool(select._distinct or select._distinct_on),
+        "GROUP BY": bool(select._group_by_clauses),
+        "HAVING": bool(select._having_criteria),
+        "OFFSET": select._offset_clause is not None,
+        "FETCH FIRST": select._fetch_clause is not None,
+        "SELECT ... FOR UPDATE": select._for_update_arg is not None,
+        "prefixes, suffixes or hints": bool(select._prefixes or select._suffixes or select._hints),
+    }
+
+
+def dml_extras(statement: Any, compile_state: Any) -> tuple[bool, bool]:
+    """Whether an INSERT/UPDATE/DELETE has RETURNING, prefixes or hints, and whether it names
+    tables other than its own."""
+    extras = bool(statement._returning or statement._prefixes or statement._hints)
+    return extras, bool(getattr(compile_state, "_extra_froms", None))
+
+
+def statement_options(statement: Any) -> tuple[Any, ...]:
+    """The options given to ``.options()`` (use_index() among them)."""
+    return tuple(getattr(statement, "_with_options", ()))
+
+
+def with_load_options_of(source: Any, target: Any) -> Any:
+    """``target`` with the options and load path of ``source``, as the ORM's own relationship
+    loaders pass them to the statement they emit."""
+    target = target.options(*source._with_options)
+    target._compile_options = source._compile_options
+    return target
+
+
+def text_bindparams(text: Any) -> dict[str, Any]:
+    """The bind parameters a text() declares, with their types and values."""
+    return dict(text._bindparams)
+
+
+# -- compilation --------------------------------------------------------------------------------
+
+
+def dml_compile_state(statement: Any, sql_compiler: Any, **kw: Any) -> Any:
+    return statement._compile_state_factory(statement, sql_compiler, **kw)
+
+
+def crud_params(sql_compiler: Any, statement: Any, compile_state: Any, **kw: Any) -> Any:
+    """The columns and rendered values of an INSERT/UPDATE, as SQLAlchemy's compiler gets them."""
+    return crud._get_crud_params(sql_compiler, statement, compile_state, True, **kw)
+
+
+def placeholder(sql_compiler: Any, name: str) -> str:
+    """How the compiler writes the bind parameter ``name`` before positions are assigned."""
+    return sql_compiler.compilation_bindtemplate % {"name": sql_compiler.escaped_bind_names.get(name, name)}
+
+
+def retyped(bind: Any, type_: Any) -> Any:
+    """The bind parameter with another type (its processors), still the statement's own."""
+    return bind._with_binary_element_type(type_)
+
+
+def alternate_names(label: Any) -> tuple[Any, ...]:
+    """The other names a labelled column answers to in a result row."""
+    return tuple(label._alt_names)
+
+
+def expanded_parameters(context: Any) -> dict[str, list[str]]:
+    """An execution's IN lists: each expanding parameter's name -> the names it became."""
+    return context._expanded_parameters
+
+
+# -- hooks the dialect overrides ------------------------------------------------------------------
+
+HOOKS: dict[tuple[type, str], tuple[str, ...]] = {
+    (compiler.SQLCompiler, "_compose_select_body"): (
+        "self",
+        "text",
+        "select",
+        "compile_state",
+        "inner_columns",
+        "froms",
+        "byfrom",
+        "toplevel",
+        "kwargs",
+    ),
+    (compiler.SQLCompiler, "_literal_execute_expanding_parameter"): ("self", "name", "parameter", "values"),
+    (compiler.IdentifierPreparer, "_requires_quotes"): ("self", "value"),
+    (DefaultExecutionContext, "_init_compiled"): (
+        "cls",
+        "dialect",
+        "connection",
+        "dbapi_connection",
+        "execution_options",
+        "compiled",
+        "parameters",
+        "invoked_statement",
+        "extracted_parameters",
+    ),
+    (DefaultExecutionContext, "_init_statement"): (
+        "cls",
+        "dialect",
+        "connection",
+        "dbapi_connection",
+        "execution_options",
+        "statement",
+        "parameters",
+    ),
+    (crud, "_get_crud_params"): ("compiler", "stmt", "compile_state", "toplevel"),
+}
+
+
+def check() -> list[str]:
+    """The hooks this SQLAlchemy lacks or has reshaped (empty when all are as expected)."""
+    problems = []
+    for (owner, name), expected in HOOKS.items():
+        found = getattr(owner, name, None)
+        if found is None:
+            problems.append(f"{owner.__name__}.{name} is gone")
+            continue
+        parameters = tuple(inspect.signature(inspect.unwrap(found)).parameters)
+        if isinstance(inspect.getattr_static(owner, name), classmethod):
+            parameters = ("cls", *parameters)
+        if parameters[: len(expected)] != expected:
+            problems.append(f"{owner.__name__}.{name} takes {parameters}, not {expected}")
+    return problems

@@ -1,0 +1,108 @@
+"""Each private SQLAlchemy (and Alembic) name sa_dynamo uses, exercised: a release that renames or
+reshapes one fails here, not in a user's query."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+from sqlalchemy import Column, Integer, MetaData, String, Table, bindparam, delete, func, insert, select, text
+from sqlalchemy.exc import CompileError
+from sqlalchemy.orm import selectinload
+from sqlalchemy.types import Boolean
+
+from sa_dynamo import sqlalchemy_private as private
+from sa_dynamo.dialect.base import DynamoDBDialect
+
+table = Table("t", MetaData(), Column("pk", String, primary_key=True), Column("n", Integer))
+dialect = DynamoDBDialect()
+
+
+def test_no_hook_is_missing_or_reshaped():
+    assert private.check() == []
+
+
+def test_where_order_and_limit_as_written():
+    statement = select(table).where(table.c.pk == "a", table.c.n > 1).order_by(table.c.n).limit(3)
+    assert [str(c) for c in private.where_criteria(statement)] == ["t.pk = :pk_1", "t.n > :n_1"]
+    assert [str(c) for c in private.order_by_clauses(statement)] == ["t.n"]
+    assert private.limit_clause(statement).value == 3
+    assert private.where_criteria(delete(table).where(table.c.pk == "a"))[0].right.value == "a"
+
+
+@pytest.mark.parametrize(
+    ("statement", "present"),
+    [
+        (select(table).distinct(), "DISTINCT"),
+        (select(table).group_by(table.c.n), "GROUP BY"),
+        (select(table).group_by(table.c.n).having(table.c.n > 1), "HAVING"),
+        (select(table).offset(2), "OFFSET"),
+        (select(table).fetch(2), "FETCH FIRST"),
+        (select(table).with_for_update(), "SELECT ... FOR UPDATE"),
+        (select(table).prefix_with("X"), "prefixes, suffixes or hints"),
+    ],
+)
+def test_select_extras_name_each_clause(statement, present):
+    extras = private.select_extras(statement)
+    assert [name for name, on in extras.items() if on][-1] == present
+    assert not any(private.select_extras(select(table)).values())
+
+
+def test_dml_extras_and_compile_state():
+    compiler = dialect.statement_compiler(dialect, None)
+    statement = insert(table).values(pk="a").returning(table.c.pk)
+    state = private.dml_compile_state(statement, compiler)
+    assert private.dml_extras(statement, state) == (True, False)
+    plain = insert(table).values(pk="a")
+    assert private.dml_extras(plain, private.dml_compile_state(plain, compiler)) == (False, False)
+
+
+def test_crud_params_and_placeholders_tell_values_from_expressions():
+    """A write's plain values are its placeholders; an SQL expression is refused by name."""
+    assert str(insert(table).values(pk="a", n=1).compile(dialect=dialect)) == (
+        "INSERT INTO \"t\" VALUE {'pk': ?, 'n': ?}"
+    )
+    with pytest.raises(CompileError, match="an SQL expression as the value of n"):
+        insert(table).values(pk="a", n=func.size(table.c.pk)).compile(dialect=dialect)
+
+
+def test_retyped_keeps_the_parameter():
+    bind = bindparam("x", "v")
+    other = private.retyped(bind, Boolean())
+    assert (other.key, other.value, type(other.type)) == ("x", "v", Boolean)
+
+
+def test_labels_options_text_binds_and_expanded_parameters(engine):
+    label = table.c.n.label("m")
+    assert private.alternate_names(label) == ()
+    assert str(select(label).compile(dialect=dialect)) == 'SELECT "n" FROM "t"'
+    statement = select(table).options(selectinload("*"))
+    assert len(private.statement_options(statement)) == 1
+    moved = private.with_load_options_of(statement, select(table))
+    assert private.statement_options(moved) == private.statement_options(statement)
+    declared = text("SELECT 1 WHERE a IN :ids").bindparams(bindparam("ids", expanding=True))
+    assert private.text_bindparams(declared)["ids"].expanding
+    with engine.connect() as conn:
+        result = conn.execute(
+            select(table.c.pk).where(table.c.pk.in_(["a", "b"])).execution_options(_sa_dynamo_explain={})
+        )
+        assert private.expanded_parameters(result.context) == {"pk_1": ["pk_1_1", "pk_1_2"]}
+
+
+def test_the_alembic_names_reused_are_there():
+    from alembic.autogenerate import render
+    from alembic.operations import ops
+
+    for name in (
+        "_render_column",
+        "_render_constraint",
+        "_render_dialect_kwargs_items",
+        "_repr_type",
+        "_alembic_autogenerate_prefix",
+        "_sqlalchemy_autogenerate_prefix",
+    ):
+        assert callable(getattr(render, name)), name
+    for op in (ops.CreateTableOp, ops.DropTableOp):
+        assert "_namespace_metadata" in inspect.signature(op.from_table).parameters
+    dropped = ops.DropTableOp.from_table(table)
+    assert isinstance(dropped._reverse, ops.CreateTableOp)
