@@ -9,7 +9,8 @@ from typing import Any
 from sqlalchemy.exc import ArgumentError
 
 from .. import local_server
-from .base import DynamoDBDialect, credentials_of
+from .base import DynamoDBDialect
+from .url import credentials_of
 
 
 class DynamoDBLocalDialect(DynamoDBDialect):
