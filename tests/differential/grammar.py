@@ -31,6 +31,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.sqlite.base import SQLiteCompiler, SQLiteDialect
 
+SEED = 20250101  # the rows both databases hold
 PARTITIONS = ("P0", "P1", "P2", "P3")
 # Zero-padded, so byte order (DynamoDB) is SQL order (SQLite).
 SORT_KEYS = tuple(f"{i:03}" for i in range(50))

@@ -17,20 +17,18 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, Table, create_engine, event, text
+from sqlalchemy import Engine, Table, text
 from sqlalchemy.exc import CompileError
 
 import sa_dynamo
 
-from .grammar import Case, Generator, Grammar, SqlText, make_rows, make_table, sql_text
+from .grammar import Case, Generator, Grammar, SqlText, sql_text
 
-SEED = 20250101
 STATEMENTS = 360
 TEXT_EVERY = 2  # every other statement also runs as SQL text: 180 per seed
 MAX_REFUSED = 0.10
@@ -208,29 +206,6 @@ def run_oracle(sqlite: Engine, dynamodb: Engine, table: Table, seed: int, name: 
             literals = (number // TEXT_EVERY) % 2 == 1
             _compare(texts, sqlite, dynamodb, case, sql_text(case.statement, literals))
     return compiled, texts
-
-
-def _case_sensitive_like(dbapi_connection: Any, _record: Any) -> None:
-    # SQLite's LIKE (behind startswith()) ignores ASCII case by default; begins_with does not.
-    dbapi_connection.execute("PRAGMA case_sensitive_like = ON")
-
-
-@pytest.fixture
-def databases(endpoint_url: str, table_name: str) -> Iterator[tuple[Engine, Engine, Table]]:
-    """SQLite and DynamoDB Local holding the same 200 rows (None: NULL there, absent here)."""
-    table = make_table(table_name)
-    sqlite = create_engine("sqlite://")
-    event.listen(sqlite, "connect", _case_sensitive_like)
-    dynamodb = create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}", dynamodb_scan="allow")
-    for engine in (sqlite, dynamodb):
-        table.metadata.create_all(engine)
-        # AUTOCOMMIT: a DynamoDB transaction holds at most 100 writes.
-        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-            conn.execute(table.insert(), make_rows(SEED))
-    yield sqlite, dynamodb, table
-    table.metadata.drop_all(dynamodb)
-    for engine in (sqlite, dynamodb):
-        engine.dispose()
 
 
 def test_both_databases_hold_the_same_rows(databases: tuple[Engine, Engine, Table]) -> None:

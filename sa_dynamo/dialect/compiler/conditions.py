@@ -105,6 +105,24 @@ class _LikePrefix(TypeDecorator):
         return like_prefix(value, self.escape) if isinstance(value, str) else value
 
 
+_ORDERINGS = {
+    operators.lt,
+    operators.le,
+    operators.gt,
+    operators.ge,
+    operators.between_op,
+    operators.not_between_op,
+}
+_STRING_TESTS = {
+    operators.like_op,
+    operators.not_like_op,
+    operators.startswith_op,
+    operators.not_startswith_op,
+    operators.contains_op,
+    operators.not_contains_op,
+}
+
+
 class ConditionCompiler(compiler.SQLCompiler):
     """The WHERE half of the DynamoDB compiler (statements.py holds the statements)."""
 
@@ -163,14 +181,39 @@ class ConditionCompiler(compiler.SQLCompiler):
             binary.right, elements.BindParameter
         ):
             self._refuse("a comparison of two values", "compare an attribute with a value")
-        if isinstance(binary.right, elements.ColumnClause) and not binary.right.is_literal:
-            self._refuse(
-                f"a comparison of two attributes ({getattr(binary.left, 'name', '?')} and {binary.right.name})",
-                "compare an attribute with a value",
-            )
+        self._check_operands(binary, op)
         text = super().visit_binary(binary, override_operator=override_operator, **kw)
         self._record_key_values(binary)
         return text
+
+    def _check_operands(self, binary, op) -> None:
+        """Refuse operands DynamoDB rejects (or answers differently from SQL) before sending."""
+        left, right = binary.left, binary.right
+        inner = right.element if isinstance(right, elements.Grouping) else right
+        if isinstance(left, elements.Tuple) or isinstance(inner, elements.Tuple):
+            self._refuse(
+                "a tuple comparison (tuple_(...))",
+                "compare each attribute with its value: and_(a == x, b == y)",
+            )
+        for operand in getattr(inner, "clauses", [inner]):  # BETWEEN's bounds are a clause list
+            if isinstance(operand, elements.ColumnClause) and not operand.is_literal:
+                self._refuse(
+                    f"a comparison of two attributes ({getattr(left, 'name', '?')} and {operand.name})",
+                    "compare an attribute with a value",
+                )
+        if op in _ORDERINGS and has_affinity(left.type, sqltypes.Boolean):
+            self._refuse(
+                f"an ordering of the boolean attribute {getattr(left, 'name', '')}".rstrip(),
+                "DynamoDB orders no booleans; compare with == True or == False",
+            )
+        if op in _STRING_TESTS and has_affinity(
+            left.type, (sqltypes.Integer, sqltypes.Numeric, sqltypes.Boolean)
+        ):
+            self._refuse(
+                f"{_operator_name(op)} on the {left.type.__visit_name__} attribute {getattr(left, 'name', '')}",
+                "DynamoDB's begins_with and contains test strings, sets and lists; compare numbers with "
+                "==, <, >= or between()",
+            )
 
     def visit_ne_binary(self, binary, operator, **kw):
         left, right = self.process(binary.left, **kw), self.process(binary.right, **kw)
