@@ -3,7 +3,8 @@
 ``__key_templates__ = {"pk": "CUSTOMER#{customer_id}", "sk": "ORDER#{order_id}"}`` on a mapped
 class fills ``pk``/``sk`` on flush (and again when the sources change), and a query that pins
 every source of a template gets the matching key condition, so ``Order.customer_id == "42"``
-becomes a Query on ``"pk" = 'CUSTOMER#42'`` instead of a Scan. A template whose source is None
+becomes a Query on ``"pk" = 'CUSTOMER#42'`` instead of a Scan (and ``customer_id.in_([...])`` a
+Query on ``"pk" IN [...]``). A template whose source is None
 leaves its attribute absent (the item drops out of that sparse index); never ``STATUS#None``.
 """
 
@@ -122,12 +123,18 @@ def fill(mapper: Mapper, target: Any, updating: bool = False) -> None:
             setattr(target, template.target, value)
 
 
-def _pinned(terms: list[Any], mapper: Mapper) -> tuple[dict[str, Any], set[str]]:
-    """Attribute values fixed by ``attribute == value`` terms of the query on this mapper's table,
-    and every attribute some term compares with a value."""
+class Pinned(NamedTuple):
+    """What a query's AND terms say of the mapper's attributes."""
+
+    values: dict[str, Any]  # attribute == value
+    listed: dict[str, list[Any]]  # attribute IN [values]
+    compared: set[str]  # every attribute some term compares with a value
+
+
+def _pinned(terms: list[Any], mapper: Mapper) -> Pinned:
     table = mapper.local_table
     by_column = {column.name: prop.key for prop in mapper.column_attrs for column in prop.columns}
-    pinned, compared = {}, set()
+    pinned, listed, compared = {}, {}, set()
     for term in terms:
         if not isinstance(term, elements.BinaryExpression):
             continue
@@ -141,7 +148,9 @@ def _pinned(terms: list[Any], mapper: Mapper) -> tuple[dict[str, Any], set[str]]
             compared.add(by_column[left.name])
             if term.operator is operators.eq:
                 pinned[by_column[left.name]] = right.effective_value
-    return pinned, compared
+            elif term.operator is operators.in_op and right.expanding:
+                listed[by_column[left.name]] = list(right.effective_value or ())
+    return Pinned(pinned, listed, compared)
 
 
 def _flatten(clause: Any) -> list[Any]:
@@ -154,11 +163,19 @@ def _flatten(clause: Any) -> list[Any]:
     return [clause]
 
 
-def _conditions_for(
-    mapper: Mapper, keys: KeySchema, found: dict, pinned: dict, compared: set[str]
-) -> list[Any] | None:
+def _listed_values(template: KeyTemplate, query: Pinned) -> list[str] | None:
+    """The template's values when one of its sources is listed by IN and the others are pinned:
+    ``company_id IN [1, 2]`` makes ``pk IN ['COMPANY#1', 'COMPANY#2']``."""
+    listed = [name for name in template.sources if name in query.listed and name not in query.values]
+    if len(listed) != 1:
+        return None
+    rendered = [template.render({**query.values, listed[0]: value}) for value in query.listed[listed[0]]]
+    return None if None in rendered else rendered
+
+
+def _conditions_for(mapper: Mapper, keys: KeySchema, found: dict, query: Pinned) -> list[Any] | None:
     """Conditions on one key schema (table or index), or None when its partition key stays unknown."""
-    pinned = dict(pinned)
+    pinned = dict(query.values)
     by_column = {column.name: prop.key for prop in mapper.column_attrs for column in prop.columns}
     hash_attribute = by_column.get(keys.hash_key.name)
     range_attribute = by_column.get(keys.range_key.name) if keys.range_key is not None else None
@@ -171,6 +188,10 @@ def _conditions_for(
         if value is not None:
             pinned[attribute] = value
             conditions.append(mapper.columns[attribute] == value)
+        elif attribute == hash_attribute and (values := _listed_values(template, query)) is not None:
+            pinned[attribute] = values
+            conditions.append(mapper.columns[attribute].in_(values))
+    compared = query.compared
     if hash_attribute not in pinned:
         return None
     template = found.get(range_attribute)
@@ -186,13 +207,13 @@ def key_conditions(mapper: Mapper, whereclause: Any) -> list[Any]:
     found = templates(mapper.class_)
     if not found:
         return []
-    pinned, compared = _pinned(_flatten(whereclause), mapper)
+    query = _pinned(_flatten(whereclause), mapper)
     table = mapper.local_table
     schemas = [key_schema(table)] + [
         index_key_schema(i) for i in sorted(table.indexes, key=lambda i: i.name or "")
     ]
     for keys in schemas:
-        conditions = _conditions_for(mapper, keys, found, pinned, compared)
+        conditions = _conditions_for(mapper, keys, found, query)
         if conditions is not None:
             return conditions
     return []

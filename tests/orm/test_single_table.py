@@ -92,6 +92,19 @@ def test_derived_class_query_gets_its_subtree_and_the_key_conditions(engine, loa
     ]
 
 
+def test_an_in_list_on_a_template_source_is_a_query_on_the_partition_keys(engine, loaded, sent):
+    Item, Customer = loaded.Item, loaded.Customer
+    with Session(engine) as session:
+        query = select(Customer).where(Customer.customer_id.in_(["42", "7", "99"]))
+        found = session.scalars(query.execution_options(dynamodb_scan="error")).all()
+        assert sorted((c.customer_id, c.name) for c in found) == [("42", "Ann"), ("7", "Bob")]
+    table = Item.__table__.name
+    assert sent == [
+        f'SELECT "pk", "sk", "$type", "gsi1pk", "gsi1sk", "customer_id", "name" FROM "{table}" '
+        'WHERE "pk" IN [?, ?, ?] AND "sk" = ? AND ("customer_id" IN [?, ?, ?] AND "$type" IN [?])'
+    ]
+
+
 def test_session_get_on_a_subclass_returns_none_for_another_class(engine, loaded):
     Item, Customer, Order = loaded.Item, loaded.Customer, loaded.Order
     with Session(engine) as session:
