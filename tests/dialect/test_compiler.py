@@ -106,7 +106,7 @@ def params(statement) -> list:
         ),
         (
             select(items).where(or_(items.c.pk == "A", items.c.pk == "B")),
-            ALL + ' WHERE "pk" = ? OR "pk" = ?',
+            ALL + ' WHERE ("pk" = ? OR "pk" = ?)',  # a Query on both partitions
         ),
         (
             select(items).where(and_(items.c.n > 1, items.c.n < 9)),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import Column, Index, Integer, MetaData, String, Table, func, select
+from sqlalchemy import Column, Index, Integer, MetaData, String, Table, func, or_, select
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import DeclarativeBase, Session
 
@@ -184,3 +184,20 @@ def test_the_page_a_streamed_result_asks_for(engine, requests, options, limit):
     with engine.connect().execution_options(**options) as conn:
         assert len(conn.execute(select(events.c.sk).where(events.c.pk == "A")).all()) == 60
     assert requests[0].get("Limit") == limit
+
+
+def test_an_or_of_partition_keys_is_a_query_that_reads_each_partition_once(engine, requests):
+    """pk = a OR pk = b is DynamoDB's Query on both partitions; a repeated value is read once
+    (DynamoDB Local returns repeats of an IN list twice, but an OR once)."""
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.execute(events.insert(), [{"pk": "B", "sk": i, "kind": "odd"} for i in range(3)])
+    query = select(events.c.pk, events.c.sk).where(
+        or_(events.c.pk == "B", events.c.pk == "B", events.c.pk == "none"), events.c.sk < 2
+    )
+    plan = sa_dynamo.explain(engine, query)
+    assert (plan.operation, plan.key_condition) == (
+        "Query",
+        '("pk" = ? OR "pk" = ? OR "pk" = ?) AND "sk" < ?',
+    )
+    with engine.connect().execution_options(dynamodb_scan="error") as conn:
+        assert sorted(conn.execute(query).all()) == [("B", 0), ("B", 1)]

@@ -81,7 +81,7 @@ TRANSLATED = [
     ),
     (
         "SELECT * FROM items WHERE pk = ? OR pk = ?",
-        'SELECT * FROM "items" WHERE "pk" = ? OR "pk" = ?',
+        'SELECT * FROM "items" WHERE ("pk" = ? OR "pk" = ?)',
         ["v0", "v1"],
     ),
     # SQL's three-valued logic: negations skip a missing or NULL attribute

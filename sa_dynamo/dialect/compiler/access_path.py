@@ -12,7 +12,7 @@ from sqlalchemy.sql.schema import Index, Table
 from ...constructs import forced_index
 from ...sqlalchemy_private import order_by_clauses, where_criteria
 from ..key_schema import KeySchema, index_key_schema, key_schema, projects, unprojected
-from .normal_form import is_on, terms_of
+from .normal_form import is_on, is_partition_or, terms_of
 
 RANGE_KEY_OPERATORS = {
     operators.eq,
@@ -54,7 +54,9 @@ def access_path(table: Table, select: Any, compile_state: Any) -> tuple[Index | 
         return _forced_index(table, forced, needed)
 
     def pinned(column: Any, ops: set) -> bool:
-        return column is not None and any(is_on(t, column, ops) for t in terms)
+        return column is not None and any(
+            is_on(t, column, ops) or (ops is hash_ops and is_partition_or(t, column)) for t in terms
+        )
 
     table_hash = pinned(keys.hash_key, hash_ops)
     if table_hash and (keys.range_key is None or pinned(keys.range_key, RANGE_KEY_OPERATORS)):

@@ -170,3 +170,14 @@ def _is_json_element(clause: Any) -> bool:
         operators.json_getitem_op,
         operators.json_path_getitem_op,
     )
+
+
+def is_partition_or(term: Any, column: Any) -> bool:
+    """``pk = a OR pk = b``: DynamoDB reads it as a Query, each partition once even when a value
+    repeats (unlike IN; docs/partiql-findings.md)."""
+    return (
+        column is not None
+        and isinstance(term, elements.BooleanClauseList)
+        and term.operator is operators.or_
+        and all(is_on(part, column, {operators.eq}) for part in term.clauses)
+    )

@@ -34,7 +34,7 @@ from ..key_schema import KeySchema, key_schema
 from ..types import JSONElementAs
 from .access_path import RANGE_KEY_OPERATORS, access_path
 from .conditions import COUNT_ROWS, ConditionCompiler, refuse
-from .normal_form import _is_json_element, _table_of, is_on, terms_of
+from .normal_form import _is_json_element, _table_of, is_on, is_partition_or, terms_of
 from .templates import DMLTemplate, _Entry, operator_count
 
 # What to do instead of a SELECT clause PartiQL lacks.
@@ -124,7 +124,14 @@ class DynamoDBCompiler(ConditionCompiler):
         terms = self._where_terms(criteria)
         hash_ops = {operators.eq} if full_key else {operators.eq, operators.in_op}
         range_ops = {operators.eq} if full_key else RANGE_KEY_OPERATORS
-        hash_term = next((t for t in terms if is_on(t, keys.hash_key, hash_ops)), None)
+        hash_term = next(
+            (
+                t
+                for t in terms
+                if is_on(t, keys.hash_key, hash_ops) or (not full_key and is_partition_or(t, keys.hash_key))
+            ),
+            None,
+        )
         range_term = None
         if hash_term is not None:
             range_term = next((t for t in terms if is_on(t, keys.range_key, range_ops)), None)
@@ -136,7 +143,11 @@ class DynamoDBCompiler(ConditionCompiler):
                 f"(select the matching keys first to {full_key.lower()} several items)",
             )
         rest = [t for t in terms if t is not hash_term and t is not range_term]
-        key_parts = [self.process(hash_term, **kw)] if hash_term is not None else []
+        key_parts = (
+            [self.process(hash_term.self_group(against=operators.and_), **kw)]
+            if hash_term is not None
+            else []
+        )
         if hash_term is not None and hash_term.operator is operators.in_op:
             values = (
                 hash_term.right.element if isinstance(hash_term.right, elements.Grouping) else hash_term.right
