@@ -96,6 +96,11 @@ def alternate_names(label: Any) -> tuple[Any, ...]:
     return tuple(label._alt_names)
 
 
+def bind_processors(compiled: Any) -> dict[str, Any]:
+    """Each bind parameter's processor (Python value -> the value sent), by parameter name."""
+    return dict(compiled._bind_processors)
+
+
 def expanded_parameters(context: Any) -> dict[str, list[str]]:
     """An execution's IN lists: each expanding parameter's name -> the names it became."""
     return context._expanded_parameters

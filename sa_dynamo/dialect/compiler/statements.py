@@ -35,6 +35,7 @@ from ..types import JSONElementAs
 from .access_path import RANGE_KEY_OPERATORS, access_path
 from .conditions import COUNT_ROWS, ConditionCompiler, refuse
 from .normal_form import _is_json_element, _table_of, is_on, is_partition_or, terms_of
+from .predicate import predicate_of
 from .templates import DMLTemplate, _Entry, operator_count
 
 # What to do instead of a SELECT clause PartiQL lacks.
@@ -63,7 +64,8 @@ class DynamoDBCompiler(ConditionCompiler):
     dynamodb_key_between: tuple[str, str] | None = None  # a sort-key BETWEEN's bound parameters
     dynamodb_always_empty = False  # the WHERE folded to FALSE: no row can match
     dynamodb_not_in_chain = False  # NOT IN must become a chain of <> at execution
-    dynamodb_finished_plan: tuple | None = None  # (plan, statement, finished plan), per execution text
+    dynamodb_finished_plan: tuple | None = None
+    dynamodb_predicate: Any = None  # the WHERE as a Python test of an item (predicate.py)  # (plan, statement, finished plan), per execution text
     _partition_key_list: str | None = None  # the expanding parameter of an IN on the partition key
 
     def __init__(self, *args: Any, **kwargs: Any):
@@ -122,6 +124,9 @@ class DynamoDBCompiler(ConditionCompiler):
         ``table_hash`` is the table's partition key when a global index is read.
         """
         terms = self._where_terms(criteria)
+        self.dynamodb_predicate = (
+            (lambda item, values: False) if self.dynamodb_always_empty else predicate_of(terms)
+        )
         hash_ops = {operators.eq} if full_key else {operators.eq, operators.in_op}
         range_ops = {operators.eq} if full_key else RANGE_KEY_OPERATORS
         hash_term = next(
@@ -270,6 +275,8 @@ class DynamoDBCompiler(ConditionCompiler):
         )
         if where:
             text += " WHERE " + where
+        if not where_criteria(select):
+            self.dynamodb_predicate = predicate_of([])  # every item
         if not self._hash_pinned:
             operation = "Scan"
             reason = f"no = or IN condition on its partition key {keys.hash_key.name!r}" + (
