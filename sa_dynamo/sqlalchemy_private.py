@@ -64,6 +64,12 @@ def with_load_options_of(source: Any, target: Any) -> Any:
     return target
 
 
+def unit_of_work_flush(execution_options: Any) -> bool:
+    """Whether a statement is the ORM's flush of loaded objects: the unit of work executes its
+    INSERT/UPDATE/DELETE with the mapper's own compiled cache, and no other caller does."""
+    return execution_options.get("compiled_cache") is not None
+
+
 def text_bindparams(text: Any) -> dict[str, Any]:
     """The bind parameters a text() declares, with their types and values."""
     return dict(text._bindparams)

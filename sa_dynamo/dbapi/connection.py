@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from . import control_plane, values, writes
@@ -104,9 +105,15 @@ class Connection:
         self._pending: list[writes.Write | dict[str, Any]] = []
         self._writes: dict[tuple[str, str], writes.Write] = {}
 
-    def _buffer(self, kind: str, operation: str, body: dict[str, Any]) -> int:
+    def _buffer(
+        self, kind: str, operation: str, body: dict[str, Any], matches: Callable[[dict], bool] | None = None
+    ) -> int:
         """Hold one write for commit, merged with an earlier write of the same item; return its
-        rowcount: what a successful commit guarantees, or what the merge already decided."""
+        rowcount: what a successful commit guarantees, or what the merge already decided.
+
+        ``matches`` is the WHERE of an UPDATE/DELETE as a test of the item: the item is read
+        (consistently) and tested first, so the rowcount is exact at once, and a write whose
+        WHERE matches nothing is not held (SQL: zero rows, the transaction goes on)."""
         if kind == "DELETE":
             operation = stmt.without_returning_old(operation)
             body = dict(body, Statement=operation)
@@ -117,12 +124,17 @@ class Connection:
         write = self._parse(operation, body)
         earlier = self._writes.get(write.identity) if write is not None else None
         if earlier is None:
+            if matches is not None and write is not None and kind != "INSERT":
+                item = self.read_item(write.table, write.key)
+                if item is None or not matches(item):
+                    return 0
             if write is not None:
                 self._writes[write.identity] = write
             self._pending.append(write or body)
             # A failed UPDATE condition cancels the whole commit, so a committed UPDATE matched
-            # one item. A DELETE of a missing item commits silently, so its count is unknown.
-            return -1 if kind == "DELETE" else 1
+            # one item. A DELETE of a missing item commits silently, so without the read its
+            # count is unknown.
+            return -1 if kind == "DELETE" and matches is None else 1
         merged, rowcount = writes.merge(earlier, write)
         position = next(i for i, pending in enumerate(self._pending) if pending is earlier)
         if merged is None:
@@ -148,6 +160,15 @@ class Connection:
         if table not in self._keys:
             self._keys[table] = control_plane.table_key_names(self, table)
         return self._keys[table]
+
+    def read_item(self, table: str, key: tuple[tuple[str, dict], ...]) -> dict[str, Any] | None:
+        """The item as committed, read strongly consistently (one GetItem), or None."""
+        where = " AND ".join(f"{writes.quote(name)} = ?" for name, _ in key)
+        statement = f"SELECT * FROM {writes.quote(table)} WHERE {where}"
+        log.info("%s -- read to count the rows of a write in this transaction", statement)
+        body = {"Statement": statement, "Parameters": [value for _, value in key], "ConsistentRead": True}
+        items = self._call("execute_statement", body).get("Items", [])
+        return {name: values.deserialize(value) for name, value in items[0].items()} if items else None
 
     def _read(self, body: dict[str, Any]) -> dict[str, Any]:
         """One ExecuteStatement page of a SELECT. When the response carries ``values.WIRE_ITEMS``,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import batch
@@ -68,6 +68,9 @@ class Cursor:
         self.discriminator: Discriminator | None = None
         self.count: str | None = None
         self.hidden_columns = 0  # trailing projected attributes that are read but not returned
+        # an UPDATE/DELETE's WHERE as a test of the item: in a transaction the item is read first,
+        # so the rowcount is exact and a write matching nothing is not held (Connection._buffer)
+        self.write_matches: Callable[[dict], bool] | None = None
         self.page_rows: int | None = None
         self.start_token: str | None = None
         self.resume_token: str | None = None  # survives close(): read after the rows are consumed
@@ -110,7 +113,7 @@ class Cursor:
             if self.connection.autocommit:
                 self._write_now(kind, operation, body)
             else:
-                self.rowcount = self.connection._buffer(kind, operation, body)
+                self.rowcount = self.connection._buffer(kind, operation, body, self.write_matches)
         elif kind == "PUT":
             self.rowcount = batch.put(self.connection, operation, [body])
         else:

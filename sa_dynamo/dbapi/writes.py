@@ -39,7 +39,7 @@ def _name(quoted: str) -> str:
     return quoted[1:-1].replace('""', '"')
 
 
-def _quote(name: str) -> str:
+def quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
@@ -95,21 +95,21 @@ class Write:
     def render(self) -> dict[str, Any]:
         """The ExecuteTransaction statement for this write."""
         key = dict(self.key)
-        where = " AND ".join(f"{_quote(n)} = ?" for n in key)
+        where = " AND ".join(f"{quote(n)} = ?" for n in key)
         parameters: list[dict] = []
         if self.kind == "INSERT":
             body = ", ".join(f"{_literal(n)}: ?" for n in self.values)
-            text = f"INSERT INTO {_quote(self.table)} VALUE {{{body}}}"
+            text = f"INSERT INTO {quote(self.table)} VALUE {{{body}}}"
             parameters += self.values.values()
         else:
             if self.kind == "UPDATE":
-                text = f"UPDATE {_quote(self.table)}"
+                text = f"UPDATE {quote(self.table)}"
                 if self.values:
-                    text += " SET " + ", ".join(f"{_quote(n)} = ?" for n in self.values)
+                    text += " SET " + ", ".join(f"{quote(n)} = ?" for n in self.values)
                     parameters += self.values.values()
-                text += "".join(f" REMOVE {_quote(n)}" for n in self.removes)
+                text += "".join(f" REMOVE {quote(n)}" for n in self.removes)
             else:
-                text = f"DELETE FROM {_quote(self.table)}"
+                text = f"DELETE FROM {quote(self.table)}"
             text += " WHERE " + where
             parameters += key.values()
             if self.conditions:

@@ -16,8 +16,9 @@ from sqlalchemy.sql.selectable import TextualSelect
 from ..dbapi.paging import Discriminator
 from ..exc import ScanNotAllowed, ScanWarning
 from ..plan import Plan, scan_message
-from ..sqlalchemy_private import expanded_parameters, text_bindparams
+from ..sqlalchemy_private import expanded_parameters, text_bindparams, unit_of_work_flush
 from .compiler import DMLTemplate, like_prefix, not_in_as_chain
+from .compiler.predicate import values_of
 from .options import DISCRIMINATOR, EXPLAIN, PAGE
 
 log = logging.getLogger("sa_dynamo")
@@ -252,6 +253,16 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                 "replicates GSIs asynchronously): read from the table or a local index instead"
             )
         cursor.count_only = compiled.dynamodb_count_only
+        if (
+            (compiled.isupdate or compiled.isdelete)
+            and not self.executemany
+            and not unit_of_work_flush(options)
+        ):
+            # In a transaction the item is read and tested first: the rowcount is exact at once.
+            # The ORM's own flush of loaded objects keeps one call per commit and no read.
+            predicate = compiled.dynamodb_predicate
+            values = values_of(compiled, self.compiled_parameters[0], expanded_parameters(self))
+            cursor.write_matches = lambda item: predicate(item, values)
         cursor.count = compiled.dynamodb_count
         cursor.hidden_columns = compiled.dynamodb_hidden_columns
         if compiled.dynamodb_key_names is not None:

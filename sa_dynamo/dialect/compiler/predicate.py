@@ -228,18 +228,23 @@ def _test(clause: Any) -> Test:
     raise NotImplementedError(f"no predicate for {type(clause).__name__}")
 
 
-def values_of(compiled: Any, parameters: Mapping[str, Any]) -> Values:
+def values_of(
+    compiled: Any, parameters: Mapping[str, Any], expanded: Mapping[str, list[str]] | None = None
+) -> Values:
     """The value each bind parameter of ``compiled`` has as sent, given one execution's
-    parameters by name (an IN list's values each processed as its own)."""
+    parameters by name; ``expanded`` names the parameters an IN list became at execution (its
+    values each processed as its own)."""
     processors = bind_processors(compiled)
     names = compiled.bind_names
     by_key = {bind.key: name for bind, name in names.items()}
 
     def value(bind: Any) -> Any:
         name = names.get(bind) or by_key[bind.key]
-        raw, process = parameters[name], processors.get(name)
+        process = processors.get(name)
         if bind.expanding:
-            return [process(v) if process else v for v in raw]
+            listed = parameters[name] if name in parameters else [parameters[n] for n in expanded[name]]
+            return [process(v) if process else v for v in listed]
+        raw = parameters[name]
         return process(raw) if process else raw
 
     return value

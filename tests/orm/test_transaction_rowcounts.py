@@ -1,0 +1,137 @@
+"""UPDATE and DELETE statements in a transaction report SQL's rowcount at once: the item is read
+consistently and tested against the statement's WHERE; one that matches nothing writes nothing
+and the rest of the transaction commits. A matched write still carries its conditions, so a
+concurrent change before the commit is a StaleDataError and nothing is written."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from sqlalchemy import delete, select, update
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+from sqlalchemy.orm.exc import StaleDataError
+
+import sa_dynamo
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Employee(sa_dynamo.SingleTable, Base):
+    __tablename__ = f"staff_{uuid.uuid4().hex[:8]}"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str]
+
+
+class Engineer(Employee):
+    language: Mapped[str | None]
+
+
+class Manager(Employee):
+    reports: Mapped[int | None]
+
+
+@pytest.fixture
+def staff(engine):
+    Base.metadata.create_all(engine)
+    with Session(engine) as session:
+        session.add_all([Engineer(id=1, name="Ann", language="py"), Manager(id=2, name="Bob", reports=3)])
+        session.commit()
+    yield
+    Base.metadata.drop_all(engine)
+
+
+@pytest.fixture
+def requests(engine):
+    """The statements DynamoDB receives, with whether each read was consistent."""
+    seen: list[tuple[str, bool]] = []
+
+    def record(params, **kwargs):
+        for statement in params.get("TransactStatements", [params]):
+            seen.append((statement["Statement"], bool(params.get("ConsistentRead"))))
+
+    with engine.connect() as conn:
+        client = conn.connection.dbapi_connection.client
+    for operation in ("ExecuteStatement", "ExecuteTransaction"):
+        client.meta.events.register(f"provide-client-params.dynamodb.{operation}", record)
+    yield seen
+    for operation in ("ExecuteStatement", "ExecuteTransaction"):
+        client.meta.events.unregister(f"provide-client-params.dynamodb.{operation}", record)
+
+
+def names(engine) -> dict[int, str]:
+    with Session(engine) as session:
+        return {
+            e.id: e.name for e in session.scalars(select(Employee).execution_options(dynamodb_scan="allow"))
+        }
+
+
+def test_an_update_of_another_kind_matches_nothing_and_the_rest_commits(engine, staff):
+    with Session(engine) as session:
+        result = session.execute(update(Manager).where(Manager.id == 1).values(name="x"))
+        assert result.rowcount == 0  # item 1 is an Engineer
+        session.add(Manager(id=3, name="Cid"))
+        session.commit()
+    assert names(engine) == {1: "Ann", 2: "Bob", 3: "Cid"}
+
+
+def test_updates_and_deletes_count_at_execute(engine, staff):
+    with Session(engine) as session:
+        assert session.execute(update(Employee).where(Employee.id == 9).values(name="x")).rowcount == 0
+        assert session.execute(update(Manager).where(Manager.id == 2).values(name="Bo")).rowcount == 1
+        assert session.execute(delete(Employee).where(Employee.id == 1)).rowcount == 1
+        assert session.execute(delete(Employee).where(Employee.id == 9)).rowcount == 0
+        filtered = delete(Employee).where(Employee.id == 2, Employee.name == "nobody")
+        assert session.execute(filtered).rowcount == 0
+        session.commit()
+    assert names(engine) == {2: "Bo"}
+
+
+def test_each_count_is_one_consistent_read_and_the_commit_one_call(engine, staff, requests):
+    with Session(engine) as session:
+        session.execute(update(Employee).where(Employee.id == 1).values(name="A"))
+        session.execute(delete(Employee).where(Employee.id == 9))
+        session.commit()
+    table = Employee.__tablename__
+    assert requests == [
+        (f'SELECT * FROM "{table}" WHERE "id" = ?', True),
+        (f'SELECT * FROM "{table}" WHERE "id" = ?', True),
+        (f'UPDATE "{table}" SET "name" = ? WHERE "id" = ?', False),
+    ]
+
+
+def test_a_flush_of_loaded_objects_reads_nothing_more(engine, staff, requests):
+    with Session(engine) as session:
+        session.get(Employee, 1).name = "A"
+        session.commit()
+    assert [statement.split(" ", 1)[0] for statement, _ in requests] == ["SELECT", "UPDATE"]
+    assert [consistent for _, consistent in requests] == [False, False]
+
+
+def test_a_change_between_execute_and_commit_is_stale_and_writes_nothing(engine, staff, raw):
+    table = Employee.__tablename__
+    with Session(engine) as session:
+        matched = session.execute(
+            update(Employee).where(Employee.id == 1, Employee.name == "Ann").values(name="A")
+        )
+        assert matched.rowcount == 1
+        session.add(Manager(id=4, name="Dee"))
+        raw.update_item(
+            TableName=table,
+            Key={"id": {"N": "1"}},
+            UpdateExpression="SET #n = :n",
+            ExpressionAttributeNames={"#n": "name"},
+            ExpressionAttributeValues={":n": {"S": "Other"}},
+        )
+        with pytest.raises(StaleDataError):
+            session.commit()
+    assert names(engine) == {1: "Other", 2: "Bob"}
+
+
+def test_autocommit_counts_zero_for_no_match(engine, staff):
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        assert conn.execute(update(Employee.__table__).where(Employee.id == 9).values(name="x")).rowcount == 0
+        assert conn.execute(delete(Employee.__table__).where(Employee.id == 9)).rowcount == 0
+        assert conn.execute(delete(Employee.__table__).where(Employee.id == 2)).rowcount == 1
