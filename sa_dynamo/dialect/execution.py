@@ -253,14 +253,15 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                 "replicates GSIs asynchronously): read from the table or a local index instead"
             )
         cursor.count_only = compiled.dynamodb_count_only
+        predicate = compiled.dynamodb_predicate
         if (
             (compiled.isupdate or compiled.isdelete)
+            and predicate is not None
             and not self.executemany
             and not unit_of_work_flush(options)
         ):
             # In a transaction the item is read and tested first: the rowcount is exact at once.
             # The ORM's own flush of loaded objects keeps one call per commit and no read.
-            predicate = compiled.dynamodb_predicate
             values = values_of(compiled, self.compiled_parameters[0], expanded_parameters(self))
             cursor.write_matches = lambda item: predicate(item, values)
         cursor.count = compiled.dynamodb_count

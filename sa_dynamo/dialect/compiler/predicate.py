@@ -184,6 +184,10 @@ def _function(clause: functions.FunctionElement) -> Test:
         return lambda item, values: operand(item, values) is not _MISSING
     if name == "attribute_not_exists":
         return lambda item, values: operand(item, values) is _MISSING
+    if name in ("begins_with", "contains"):
+        value = _bound(arguments[1])
+        test = _startswith if name == "begins_with" else _contains
+        return lambda item, values: test(operand(item, values), value(values))
     if name == "attribute_type":
         wanted = _bound(arguments[1])
 
@@ -204,9 +208,13 @@ def _function(clause: functions.FunctionElement) -> Test:
     raise NotImplementedError(f"no predicate for {name}()")
 
 
-def predicate_of(terms: list[Any]) -> Test:
-    """The predicate of a WHERE's normalised AND terms (normal_form.terms_of)."""
-    tests = [_test(term) for term in terms]
+def predicate_of(terms: list[Any]) -> Test | None:
+    """The predicate of a WHERE's normalised AND terms (normal_form.terms_of); None for a
+    WHERE this module cannot evaluate (then nothing relies on it)."""
+    try:
+        tests = [_test(term) for term in terms]
+    except NotImplementedError:
+        return None
     return lambda item, values: all(test(item, values) for test in tests)
 
 

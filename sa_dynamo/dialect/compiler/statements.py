@@ -118,15 +118,28 @@ class DynamoDBCompiler(ConditionCompiler):
     def _where(
         self, keys: KeySchema, criteria: Any, full_key: str | None = None, table_hash: Any = None, **kw: Any
     ) -> str:
+        """WHERE text (see _render_where), and the same WHERE as a Python predicate, built after
+        the text so that a refused construct is refused in the compiler's words."""
+        terms = self._where_terms(criteria)
+        text = self._render_where(keys, terms, full_key, table_hash, **kw)
+        self.dynamodb_predicate = (
+            (lambda item, values: False) if self.dynamodb_always_empty else predicate_of(terms)
+        )
+        return text
+
+    def _render_where(
+        self,
+        keys: KeySchema,
+        terms: list[Any],
+        full_key: str | None = None,
+        table_hash: Any = None,
+        **kw: Any,
+    ) -> str:
         """WHERE text: the key conditions first, every other condition in one group.
 
         With ``full_key`` (UPDATE/DELETE), equality on every key attribute is required.
         ``table_hash`` is the table's partition key when a global index is read.
         """
-        terms = self._where_terms(criteria)
-        self.dynamodb_predicate = (
-            (lambda item, values: False) if self.dynamodb_always_empty else predicate_of(terms)
-        )
         hash_ops = {operators.eq} if full_key else {operators.eq, operators.in_op}
         range_ops = {operators.eq} if full_key else RANGE_KEY_OPERATORS
         hash_term = next(
