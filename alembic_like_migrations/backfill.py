@@ -184,8 +184,8 @@ class Checkpoints:
         return Progress(name, **state)
 
     def save(self, connection: Connection, before: Progress, after: Progress) -> None:
-        """Buffer the move from ``before`` to ``after``; it fails at commit if another process
-        moved the checkpoint meanwhile."""
+        """Buffer the move from ``before`` to ``after``: a StaleDataError, now or at commit, if
+        another process moved the checkpoint meanwhile."""
         values = {
             "batches": after.batches,
             "scanned": after.scanned,
@@ -197,11 +197,15 @@ class Checkpoints:
         if before.batches == 0:
             connection.execute(insert(table).values(id=after.name, **values))
         else:
-            connection.execute(
+            moved = connection.execute(
                 update(table)
                 .where(table.c.id == after.name, table.c.batches == before.batches)
                 .values(values)
             )
+            if moved.rowcount == 0:
+                raise StaleDataError(
+                    f"the checkpoint of backfill {after.name!r} moved past batch {before.batches}"
+                )
 
     def forget(self, connection: Connection, name: str) -> None:
         connection.execute(delete(self.table).where(self.table.c.id == name))
@@ -351,8 +355,8 @@ def _commit_batch(
             position={name: deserialize(value) for name, value in last.items()} if last else None,
             done=last is None,
         )
-        checkpoints.save(connection, before, after)
         try:
+            checkpoints.save(connection, before, after)
             connection.commit()
             return after
         except (StaleDataError, IntegrityError) as error:

@@ -18,8 +18,9 @@ from alembic.ddl.impl import DefaultImpl
 from alembic.util import CommandError, immutabledict
 from sqlalchemy import Column, Index, PrimaryKeyConstraint, Table, schema
 from sqlalchemy.engine import CursorResult
+from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.sql import Executable
-from sqlalchemy.sql.dml import UpdateBase
+from sqlalchemy.sql.dml import Delete, UpdateBase
 from sqlalchemy.types import NullType, TypeEngine
 
 from sa_dynamo.dbapi.errors import translate
@@ -86,9 +87,16 @@ class DynamoDBImpl(DefaultImpl):
             return None
         self._require_transaction("move Alembic's version row")
         for statement in statements:
-            self.connection.execute(statement)
-        # No result, so Alembic skips its rowcount check: the conditional DELETE makes the same
-        # check when the transaction commits.
+            result = self.connection.execute(statement)
+            if isinstance(statement, Delete) and result.rowcount == 0:
+                # The old revision is gone: another run moved it. Inserting the new one would
+                # leave two rows; nothing of this transaction is written.
+                raise StaleDataError(
+                    f"{result.context.statement} matched no item: another run moved the version row "
+                    "meanwhile; check `alembic current` and run again"
+                )
+        # No result, so Alembic skips its rowcount check: the DELETE made it, and its condition
+        # makes it again when the transaction commits.
         return None
 
     def _require_transaction(self, what: str) -> None:
