@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import shared_tables
+from . import shared_tables, subclass_loading  # noqa: F401 (subclass_loading registers a listener)
 from .discriminator import SingleTable
 from .item_collections import item_collection
 from .key_templates import key_of

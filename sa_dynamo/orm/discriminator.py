@@ -49,7 +49,9 @@ def identities(mapper: Mapper) -> list[Any]:
     return [m.polymorphic_identity for m in mapper.self_and_descendants if m.polymorphic_identity is not None]
 
 
-def _on_dynamodb(state: ORMExecuteState, mapper: Mapper) -> bool:
+def on_dynamodb(state: ORMExecuteState, mapper: Mapper) -> bool:
+    """Whether the session sends statements for ``mapper`` to DynamoDB (listeners on ``Session``
+    see every database's statements)."""
     try:
         bind = state.session.get_bind(mapper=mapper)
     except Exception:
@@ -67,7 +69,7 @@ def _inject_discriminator_filter(state: ORMExecuteState) -> None:
         return
     for mapper in state.all_mappers:
         column = discriminator_column(mapper)
-        if column is None or mapper.inherits is not None or not _on_dynamodb(state, mapper):
+        if column is None or mapper.inherits is not None or not on_dynamodb(state, mapper):
             continue
         known = identities(mapper)
         state.update_execution_options(

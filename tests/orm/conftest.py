@@ -1,5 +1,5 @@
 """The canonical single-table store (customers, orders, order items in one partition; a GSI for
-orders by status) and an employee hierarchy, mapped once per test module on fresh tables."""
+orders by status), mapped once per test module on a fresh table, and an employee hierarchy."""
 
 from __future__ import annotations
 
@@ -60,3 +60,31 @@ def store(engine):
     yield models
     models.Base.metadata.drop_all(engine)
     models.Base.registry.dispose()
+
+
+def make_staff(table: str, sort_key: bool):
+    """Employee / Engineer / Manager: plain SQLAlchemy single-table inheritance (a ``kind``
+    discriminator; subclass attributes load only when asked for), keyed by ``pk`` alone or by
+    ``pk`` and ``sk``."""
+
+    class Base(DeclarativeBase):
+        pass
+
+    class Employee(Base):
+        __tablename__ = table
+        __mapper_args__ = {"polymorphic_on": "kind", "polymorphic_identity": "employee"}
+        pk: Mapped[str] = mapped_column(primary_key=True)
+        if sort_key:
+            sk: Mapped[str] = mapped_column(primary_key=True)
+        kind: Mapped[str]
+        name: Mapped[str]
+
+    class Engineer(Employee):
+        __mapper_args__ = {"polymorphic_identity": "engineer"}
+        language: Mapped[str | None]
+
+    class Manager(Employee):
+        __mapper_args__ = {"polymorphic_identity": "manager"}
+        reports: Mapped[int | None]
+
+    return SimpleNamespace(Base=Base, Employee=Employee, Engineer=Engineer, Manager=Manager)
