@@ -114,6 +114,10 @@ class DynamoDBDialect(default.DefaultDialect):
                     f"table {table!r} does not exist: create it first, or check the name (DynamoDB "
                     "table names are case-sensitive)"
                 ) from None
+            except DBAPIError as error:
+                # Raised while the statement executes, the driver's error is wrapped by the engine,
+                # once and with the statement; SQLAlchemy 2.0 would wrap SQLAlchemy's own again.
+                raise error.orig from error.orig.__cause__
 
         return self._sql_text.translate(sql, reflect, binds, result_types)
 

@@ -7,9 +7,10 @@ import logging
 
 import pytest
 from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine, text
-from sqlalchemy.exc import CompileError, ProgrammingError
+from sqlalchemy.exc import CompileError, OperationalError, ProgrammingError
 
 import sa_dynamo
+from sa_dynamo import dbapi, local_server
 from sa_dynamo.exc import TranslationError
 
 from .conftest import explained
@@ -286,6 +287,23 @@ def test_an_index_the_table_lacks_is_named(engine, tables):
 def test_a_missing_table_is_one_clear_error(engine):
     with pytest.raises(ProgrammingError, match="table 'no_such_table' does not exist: create it first"):
         explained(engine, "SELECT * FROM no_such_table")
+
+
+def test_an_unreachable_endpoint_is_one_operational_error():
+    """DescribeTable fails while the text is translated: an OperationalError carrying the statement
+    and the driver's error, on SQLAlchemy 2.0 too (which wraps SQLAlchemy's own errors raised
+    there once more, in a StatementError)."""
+    query = "SELECT * FROM notes WHERE pk = 'a'"
+    port = local_server.free_port()
+    engine = create_engine(f"dynamodb://127.0.0.1:{port}?max_attempts=1&connect_timeout=1")
+    try:
+        with pytest.raises(OperationalError) as failed, engine.connect() as conn:
+            conn.execute(text(query))
+    finally:
+        engine.dispose()
+    assert failed.value.statement == query
+    assert isinstance(failed.value.orig, dbapi.OperationalError)
+    assert str(failed.value.orig).startswith("connection to DynamoDB failed: Could not connect")
 
 
 def test_text_binds_keep_their_types_and_expanding_lists(engine, tables):
