@@ -80,13 +80,16 @@ class Plan:
         return "\n".join(lines)
 
 
-def scan_message(plan: Plan) -> str:
-    """What the scan guard tells the user: which table, which condition is missing, what to do."""
+def scan_message(plan: Plan, fix: str = "") -> str:
+    """What the scan guard tells the user: which table is read whole, why, and what to do.
+    ``fix`` replaces the general advice when the caller knows a better one (a relationship's
+    unindexed foreign key)."""
     whole = f"index {plan.index!r} of table {plan.table!r}" if plan.index else f"table {plan.table!r}"
+    fix = fix or "Add an equality (== or .in_()) on the partition key to the WHERE"
     return (
-        f"this statement scans the whole {whole}: {plan.reason}. Add a partition-key "
-        "condition, or pass dynamodb_scan='allow' (execution option or create_engine keyword) if a "
-        "full scan is what you want"
+        f"this statement scans the whole {whole}: {plan.reason}. {fix}, or pass "
+        "dynamodb_scan='allow' (an execution option or a create_engine keyword) if reading every "
+        "item is what you want"
     )
 
 
