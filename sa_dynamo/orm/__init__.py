@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from . import legacy_count, shared_tables
+from . import legacy_count, relationship_loads, shared_tables
 from .discriminator import SingleTable
 from .item_collections import item_collection
 from .key_templates import key_of
 
-__all__ = ["SingleTable", "item_collection", "key_of", "legacy_count", "shared_tables"]
+__all__ = ["SingleTable", "item_collection", "key_of", "legacy_count", "relationship_loads", "shared_tables"]
