@@ -84,7 +84,7 @@ def _read(table: dict[str, Any]) -> _Table:
     return _Table(*keys(table["KeySchema"]), indexes)
 
 
-def _models(models: Any) -> tuple[MetaData, frozenset[Mapper]]:
+def read_models(models: Any) -> tuple[MetaData, frozenset[Mapper]]:
     """The MetaData and mappers of a declarative base, a registry or a bare MetaData."""
     if isinstance(models, MetaData):
         return models, frozenset()
@@ -235,7 +235,7 @@ def check(metadata_or_base: Any, bind: Engine | Connection) -> list[Difference]:
     ``metadata_or_base`` is a declarative base (or its registry), whose mappers also say which
     tables hold several kinds of item, or a MetaData, which has tables only.
     """
-    metadata, mappers = _models(metadata_or_base)
+    metadata, mappers = read_models(metadata_or_base)
     if not metadata.tables:
         raise sa_exc.ArgumentError(
             f"{metadata_or_base!r} declares no tables: pass the base of modules that define models, "

@@ -7,9 +7,12 @@ The compiler fills a Plan while it renders each statement; the scan guard, the l
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
+
+from sqlalchemy import Engine
 
 from .dialect.options import EXPLAIN
 
@@ -93,19 +96,39 @@ def scan_message(plan: Plan, fix: str = "") -> str:
     )
 
 
+EXPLAINED = "explained, nothing sent"
+
+
+@contextmanager
+def _logged_as_explained(connection: Any) -> Iterator[None]:
+    """The engine log (echo) of ``connection`` tags its lines with EXPLAINED meanwhile, so that
+    the statement explain() runs through it is not taken for one that ran."""
+    previous = connection.get_execution_options().get("logging_token")
+    connection.execution_options(logging_token=f"{previous}, {EXPLAINED}" if previous else EXPLAINED)
+    try:
+        yield
+    finally:
+        connection.execution_options(logging_token=previous)
+
+
 def explain(bind: Any, statement: Any) -> Plan:
     """The Plan of ``statement`` on ``bind`` (Engine, Connection or Session); nothing is sent.
 
     The statement goes through the same path as a real execution (ORM events included), so
-    the plan shows exactly what would be sent.
+    the plan shows exactly what would be sent; the engine log shows it tagged
+    ``[explained, nothing sent]``.
     """
     from sqlalchemy.orm import Session
 
     holder: dict[str, Plan] = {}
     statement = statement.execution_options(**{EXPLAIN: holder})
-    if hasattr(bind, "connect"):  # an Engine: through a Session, so ORM statements get the ORM's rewriting
-        with Session(bind) as session:
+    if isinstance(bind, Engine):  # through a Session, so ORM statements get the ORM's rewriting
+        with bind.connect() as connection, _logged_as_explained(connection), Session(connection) as session:
             session.execute(statement)
     else:
-        bind.execute(statement)
+        connection = (
+            bind.connection(bind_arguments={"clause": statement}) if isinstance(bind, Session) else bind
+        )
+        with _logged_as_explained(connection):
+            bind.execute(statement)
     return holder["plan"]

@@ -15,7 +15,7 @@ from sqlalchemy.sql.selectable import TextualSelect
 from .. import caller
 from ..dbapi.paging import Discriminator
 from ..exc import ScanNotAllowed, ScanWarning
-from ..plan import Plan, scan_message
+from ..plan import EXPLAINED, Plan, scan_message
 from ..sqlalchemy_private import expanded_parameters, text_bindparams, unit_of_work_flush
 from .compiler import DMLTemplate, like_prefix, not_in_as_chain
 from .compiler.predicate import values_of
@@ -216,6 +216,8 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         explain = self.execution_options.get(EXPLAIN)
         if explain is not None:
             explain["plan"] = plan
+            if log.isEnabledFor(logging.INFO):
+                log.info("%s: %s", EXPLAINED, plan.summary())
             return
         if log.isEnabledFor(logging.INFO):
             log.info(plan.summary())
