@@ -5,17 +5,23 @@ A one-to-many such as ``User.addresses`` loads with ``WHERE address.user_id = ?`
 global secondary index, DynamoDB can only answer that by reading the whole table, once per
 load. ``index=True`` on the column declares such an index, and the loads become Queries.
 ``sa-dynamo check`` lists these relationships, and the scan warning of such a load names the fix.
+A selectin load by a partition key is sent in IN lists of at most 50 keys, as DynamoDB allows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from sqlalchemy import Column, Table, event
+from sqlalchemy.engine import Result
 from sqlalchemy.orm import Mapper, ORMExecuteState, RelationshipProperty, Session
 
 from ..dialect.key_schema import index_key_schema, key_schema
 from ..dialect.options import SCAN_FIX
+from ..limits import MAX_PARTITION_KEYS
+from . import discriminator  # noqa: F401  (its listener must run first; see _register)
+from .item_collections import INFO_KEY as ITEM_COLLECTION
 
 
 def _partition_keys(table: Table) -> set[str]:
@@ -64,18 +70,41 @@ def scanning_relationships(
     return found
 
 
-def _advise_relationship_loads(state: ORMExecuteState) -> None:
-    """``do_orm_execute``: give a relationship load that will scan the fix for its warning."""
+def _selectin_keys(state: ORMExecuteState) -> list[Any] | None:
+    """The parents' keys of a selectin load (a lazy load binds one parent's values instead)."""
+    parameters = state.parameters
+    if isinstance(parameters, dict) and "primary_keys" in parameters:
+        return parameters["primary_keys"]
+    return None
+
+
+def _relationship_loads(state: ORMExecuteState) -> Result[Any] | None:
+    """``do_orm_execute``: give a relationship load that will scan the fix for its warning; split
+    a selectin load by a partition key into IN lists that DynamoDB accepts (SQLAlchemy sends up
+    to 500 keys in one, DynamoDB reads at most 50 partitions in one Query)."""
     if not state.is_select or not state.is_relationship_load:
-        return
+        return None
     prop = state.loader_strategy_path[-1]
-    if isinstance(prop, RelationshipProperty) and (columns := unindexed_foreign_key(prop)):
+    if not isinstance(prop, RelationshipProperty) or ITEM_COLLECTION in prop.info:
+        return None  # an item collection answers its own loads (item_collections.py)
+    if columns := unindexed_foreign_key(prop):
         state.update_execution_options(**{SCAN_FIX: load_fix(prop, columns)})
+        return None
+    keys = _selectin_keys(state)
+    if keys is None or len(keys) <= MAX_PARTITION_KEYS:
+        return None
+    first, *others = (
+        state.invoke_statement(params={"primary_keys": keys[start : start + MAX_PARTITION_KEYS]})
+        for start in range(0, len(keys), MAX_PARTITION_KEYS)
+    )
+    return first.merge(*others)
 
 
 def _register() -> None:
-    if not event.contains(Session, "do_orm_execute", _advise_relationship_loads):
-        event.listen(Session, "do_orm_execute", _advise_relationship_loads)
+    # After the discriminator listener (imported above), so that the loads it invokes carry
+    # their discriminator criteria.
+    if not event.contains(Session, "do_orm_execute", _relationship_loads):
+        event.listen(Session, "do_orm_execute", _relationship_loads)
 
 
 _register()

@@ -124,6 +124,30 @@ def test_the_orm_quick_start_never_scans(engine, models, plans):
     assert "Query" in operations
 
 
+@pytest.mark.parametrize("models", [True], indirect=True)
+def test_a_selectin_load_of_many_parents_is_queries_of_50_keys(engine, models, plans):
+    """SQLAlchemy loads up to 500 parents' children in one statement; DynamoDB reads at most 50
+    partitions in one Query."""
+    User, Address = models.User, models.Address
+    strict = engine.execution_options(dynamodb_scan="error")
+    for start in (0, 40, 80):  # a transaction holds at most 100 writes
+        with Session(strict) as session:
+            session.add_all([User(id=i, name="crew") for i in range(start, start + 40)])
+            session.add_all(
+                [Address(id=i, user_id=i - i % 2, email_address=f"{i}@x") for i in range(start, start + 40)]
+            )
+            session.commit()
+    with Session(strict) as session:
+        crew = session.scalars(
+            select(User).where(User.name == "crew").options(selectinload(User.addresses))
+        ).all()
+        assert sorted((u.id, sorted(a.id for a in u.addresses)) for u in crew) == [
+            (i, [i, i + 1] if i % 2 == 0 else []) for i in range(120)
+        ]
+    loads = [plan for plan in plans() if plan.startswith(f"Query on {Address.__tablename__}.")]
+    assert [plan.count("?") for plan in loads] == [50, 50, 20]
+
+
 HERE = str(Path(__file__).resolve())
 
 
