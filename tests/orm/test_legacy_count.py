@@ -11,6 +11,7 @@ from sqlalchemy import ForeignKey, String, event, func, select
 from sqlalchemy.exc import CompileError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship, selectinload
 
+import sa_dynamo
 from sa_dynamo.exc import ScanNotAllowed
 
 
@@ -105,3 +106,33 @@ def test_a_count_that_is_not_the_where_s_matches_is_still_refused(strict, staff)
     Engineer = staff.Engineer
     with Session(strict) as session, pytest.raises(CompileError, match="subquery"):
         session.query(Engineer).filter(Engineer.company == "acme").limit(2).count()
+
+
+def test_a_base_class_count_counts_only_the_kinds_it_loads(engine, raw):
+    """An item of a kind no class maps (another service's) is not loaded, so it is not counted."""
+
+    class Base(DeclarativeBase):
+        pass
+
+    class Item(sa_dynamo.SingleTable, Base):
+        __tablename__ = f"count_kinds_{uuid.uuid4().hex[:8]}"
+        pk: Mapped[str] = mapped_column(primary_key=True)
+        sk: Mapped[str] = mapped_column(primary_key=True)
+
+    class Customer(Item):
+        pass
+
+    Base.metadata.create_all(engine)
+    try:
+        with Session(engine) as session:
+            session.add_all([Customer(pk="A", sk="1"), Customer(pk="A", sk="2")])
+            session.commit()
+        raw.put_item(
+            TableName=Item.__tablename__, Item={"pk": {"S": "A"}, "sk": {"S": "3"}, "$type": {"S": "Invoice"}}
+        )
+        with Session(engine) as session:
+            query = session.query(Item).filter(Item.pk == "A")
+            assert query.count() == len(query.all()) == 2
+            assert session.scalar(select(func.count()).select_from(Item).where(Item.pk == "A")) == 2
+    finally:
+        Base.metadata.drop_all(engine)
