@@ -89,8 +89,9 @@ def compare_tables(
 
 
 def _reflect(autogen_context: AutogenContext, name: str) -> Table:
-    """The live table: keys, index keys and indexes from reflection, TTL from DescribeTimeToLive."""
-    table = Table(name, MetaData())
+    """The live table: keys, index keys and indexes from reflection (no sample of items: the
+    other attributes are no part of the schema), TTL from DescribeTimeToLive."""
+    table = Table(name, MetaData(), dynamodb_reflect_sample=0)
     autogen_context.inspector.reflect_table(table, None)
     ttl = live.ttl_attribute(autogen_context.connection, name)
     if ttl is not None:

@@ -400,7 +400,8 @@ def run(engine: Engine, spec: Backfill, checkpoints: Checkpoints) -> Progress:
         bar = ProgressBar(label, described.get("ItemCount", 0))
         while not progress.done:
             progress = _commit_batch(connection, spec, writer, checkpoints, progress)
-            bar.update(progress.scanned, f"{progress.scanned:,} scanned, {progress.written:,} written")
+            if not progress.done:  # the last batch is reported by close(), as done: never "99%"
+                bar.update(progress.scanned, f"{progress.scanned:,} scanned, {progress.written:,} written")
             if spec.on_batch is not None:
                 spec.on_batch(progress)
         batches = f"{progress.batches} batch{'es' if progress.batches != 1 else ''}"

@@ -4,7 +4,9 @@ DynamoDB cannot change a table's key schema, nor an index's key or projection, i
 drift between the models and the tables surfaces late (a failed write, a query that silently
 finds nothing). The expected side is the CreateTable request the models would send
 (``create_table_request``) and the live side is DescribeTable; both are in DynamoDB's own shape,
-so one reader turns either into what is compared.
+so one reader turns either into what is compared. Besides the drift, it lists what the models
+alone get wrong for DynamoDB: an index that cannot filter by kind, a relationship whose loads
+scan.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from . import dbapi
 from .dbapi import control_plane
 from .dialect.ddl import create_table_request, render_call
 from .dialect.key_schema import projects
+from .orm.relationship_loads import scanning_relationships
 from .orm.shared_tables import describe_key, discriminator_column, physical_table
 
 _Key = tuple[str, str]  # attribute name, S/N/B
@@ -81,7 +84,7 @@ def _read(table: dict[str, Any]) -> _Table:
     return _Table(*keys(table["KeySchema"]), indexes)
 
 
-def _models(models: Any) -> tuple[MetaData, frozenset[Mapper]]:
+def read_models(models: Any) -> tuple[MetaData, frozenset[Mapper]]:
     """The MetaData and mappers of a declarative base, a registry or a bare MetaData."""
     if isinstance(models, MetaData):
         return models, frozenset()
@@ -232,7 +235,7 @@ def check(metadata_or_base: Any, bind: Engine | Connection) -> list[Difference]:
     ``metadata_or_base`` is a declarative base (or its registry), whose mappers also say which
     tables hold several kinds of item, or a MetaData, which has tables only.
     """
-    metadata, mappers = _models(metadata_or_base)
+    metadata, mappers = read_models(metadata_or_base)
     if not metadata.tables:
         raise sa_exc.ArgumentError(
             f"{metadata_or_base!r} declares no tables: pass the base of modules that define models, "
@@ -248,7 +251,23 @@ def check(metadata_or_base: Any, bind: Engine | Connection) -> list[Difference]:
         for table in sorted(metadata.tables.values(), key=lambda t: t.name):
             live = _describe_table(connection, table.name)
             differences += _compare_table(table, live, discriminators.get(table.name))
+    differences += _scanning_relationships(mappers)
     return differences
+
+
+def _scanning_relationships(mappers: frozenset[Mapper]) -> Iterator[Difference]:
+    for prop, columns in scanning_relationships(mappers):
+        table = columns[0].table.name
+        names = " and ".join(column.name for column in columns)
+        yield Difference(
+            table,
+            None,
+            columns[0].name,
+            f"relationship {prop} loads by {table}.{names}, which is not the partition key of the "
+            "table or of a global index, so each lazy load and selectinload scans the whole table "
+            f"{table}: declare {columns[0].name} with index=True (a global secondary index; "
+            "Index.create or a migration creates it on the live table)",
+        )
 
 
 def summary(differences: list[Difference]) -> str:

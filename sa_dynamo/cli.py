@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, make_url, text
+from sqlalchemy import Engine, Table, create_engine, make_url, text
 from sqlalchemy import exc as sa_exc
 
-from . import check, dbapi, local_server
+from . import __version__, check, dbapi, local_server, sql_text
 from .plan import explain
 
 
@@ -146,7 +146,8 @@ def _add_check(commands: argparse._SubParsersAction) -> None:
         help="compare the models with the live tables",
         description="Report every difference between the models and the DynamoDB tables: key "
         "schema, indexes, projections, a missing table, an index that does not project the "
-        "discriminator. Exit code 0: they match; 1: differences; 2: the check could not run.",
+        "discriminator, a relationship whose loads scan (its foreign key has no index). Exit code "
+        "0: they match; 1: differences; 2: the check could not run.",
     )
     parser.add_argument(
         "models", metavar="MODULE:NAME", help="a declarative base (or MetaData), e.g. myapp.models:Base"
@@ -155,11 +156,24 @@ def _add_check(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=_check)
 
 
+# Explaining against the models sends nothing; the engine still needs an endpoint, and this one
+# (a closed loopback port) refuses a request sent by mistake instead of letting it reach AWS.
+_NOWHERE = "dynamodb://127.0.0.1:9"
+
+
 def _explain(args: argparse.Namespace) -> int:
     try:
-        engine = _engine(args.url)
+        if (args.url is None) == (args.models is None):
+            raise _UsageError(
+                "give the database URL (the tables are read from DynamoDB) or --models MODULE:NAME "
+                "(the tables are the models', nothing is read), not both"
+                if args.url
+                else "give the database URL, or --models MODULE:NAME to explain against the models"
+            )
+        engine = _engine(args.url or _NOWHERE)
         try:
-            plan = explain(engine, text(args.sql))
+            statement = text(args.sql) if args.models is None else _against_models(args, engine)
+            plan = explain(engine, statement)
         finally:
             engine.dispose()
     except (_UsageError, sa_exc.SQLAlchemyError, dbapi.Error) as exc:
@@ -170,20 +184,47 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _against_models(args: argparse.Namespace, engine: Engine) -> Any:
+    """The SQL text as the Core statement it means against the models' tables (with its literal
+    values bound), translated as the dialect translates text against the live tables."""
+    metadata, _mappers = check.read_models(_load(args.models))
+
+    def table(name: str) -> Table:
+        if name not in metadata.tables:
+            raise _UsageError(
+                f"table {name!r} is not in the models of {args.models}: check the name (table names "
+                "are case-sensitive), or import the module that defines it"
+            )
+        return metadata.tables[name]
+
+    translator = sql_text.Translator(lambda statement: statement.compile(dialect=engine.dialect))
+    translated = translator.translate(args.sql, table)
+    return translated.statement.params(translated.parameters([{}], {})[0])
+
+
 def _add_explain(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "explain",
         help="show the PartiQL and the access path of a SQL statement, without running it",
         description="Rewrite SQL text (or PartiQL) as sa_dynamo would and print its plan: "
-        "GetItem, Query or Scan, table, index, key condition, filter and the PartiQL.",
+        "GetItem, Query or Scan, table, index, key condition, filter and the PartiQL. The tables' "
+        "key schemas and indexes are read from DynamoDB at URL, or with --models taken from the "
+        "models, and then nothing is read from DynamoDB at all.",
     )
-    parser.add_argument("url", help="the database, e.g. dynamodb:// or dynamodb://HOST:PORT")
+    parser.add_argument("url", nargs="?", help="the database, e.g. dynamodb:// or dynamodb://HOST:PORT")
     parser.add_argument("sql", help="the statement, e.g. \"SELECT * FROM app WHERE pk = 'A'\"")
+    parser.add_argument(
+        "--models",
+        metavar="MODULE:NAME",
+        help="explain against these models (a declarative base or MetaData, e.g. myapp.models:Base) "
+        "instead of the live tables",
+    )
     parser.set_defaults(run=_explain)
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sa-dynamo", description="Tools for the sa_dynamo dialect.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_local(commands)
     _add_check(commands)

@@ -7,9 +7,12 @@ The compiler fills a Plan while it renders each statement; the scan guard, the l
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
+
+from sqlalchemy import Engine
 
 from .dialect.options import EXPLAIN
 
@@ -80,29 +83,52 @@ class Plan:
         return "\n".join(lines)
 
 
-def scan_message(plan: Plan) -> str:
-    """What the scan guard tells the user: which table, which condition is missing, what to do."""
+def scan_message(plan: Plan, fix: str = "") -> str:
+    """What the scan guard tells the user: which table is read whole, why, and what to do.
+    ``fix`` replaces the general advice when the caller knows a better one (a relationship's
+    unindexed foreign key)."""
     whole = f"index {plan.index!r} of table {plan.table!r}" if plan.index else f"table {plan.table!r}"
+    fix = fix or "Add an equality (== or .in_()) on the partition key to the WHERE"
     return (
-        f"this statement scans the whole {whole}: {plan.reason}. Add a partition-key "
-        "condition, or pass dynamodb_scan='allow' (execution option or create_engine keyword) if a "
-        "full scan is what you want"
+        f"this statement scans the whole {whole}: {plan.reason}. {fix}, or pass "
+        "dynamodb_scan='allow' (an execution option or a create_engine keyword) if reading every "
+        "item is what you want"
     )
+
+
+EXPLAINED = "explained, nothing sent"
+
+
+@contextmanager
+def _logged_as_explained(connection: Any) -> Iterator[None]:
+    """The engine log (echo) of ``connection`` tags its lines with EXPLAINED meanwhile, so that
+    the statement explain() runs through it is not taken for one that ran."""
+    previous = connection.get_execution_options().get("logging_token")
+    connection.execution_options(logging_token=f"{previous}, {EXPLAINED}" if previous else EXPLAINED)
+    try:
+        yield
+    finally:
+        connection.execution_options(logging_token=previous)
 
 
 def explain(bind: Any, statement: Any) -> Plan:
     """The Plan of ``statement`` on ``bind`` (Engine, Connection or Session); nothing is sent.
 
     The statement goes through the same path as a real execution (ORM events included), so
-    the plan shows exactly what would be sent.
+    the plan shows exactly what would be sent; the engine log shows it tagged
+    ``[explained, nothing sent]``.
     """
     from sqlalchemy.orm import Session
 
     holder: dict[str, Plan] = {}
     statement = statement.execution_options(**{EXPLAIN: holder})
-    if hasattr(bind, "connect"):  # an Engine: through a Session, so ORM statements get the ORM's rewriting
-        with Session(bind) as session:
+    if isinstance(bind, Engine):  # through a Session, so ORM statements get the ORM's rewriting
+        with bind.connect() as connection, _logged_as_explained(connection), Session(connection) as session:
             session.execute(statement)
     else:
-        bind.execute(statement)
+        connection = (
+            bind.connection(bind_arguments={"clause": statement}) if isinstance(bind, Session) else bind
+        )
+        with _logged_as_explained(connection):
+            bind.execute(statement)
     return holder["plan"]

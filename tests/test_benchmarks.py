@@ -3,6 +3,8 @@ It asserts what the run produced, never how long it took."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from benchmarks import run
 
 
@@ -27,3 +29,11 @@ def test_the_hot_path_profile_runs(capsys):
     profile_hot_paths.main(["--reads", "5", "--size", "20", "--runs", "1"])
     printed = capsys.readouterr().out
     assert "ORM session.get" in printed and "ORM select" in printed
+
+
+def test_the_targets_listed_in_the_docs_are_the_benchmark_s():
+    page = (Path(__file__).resolve().parent.parent / "docs" / "performance.md").read_text()
+    listed = [line for line in page.splitlines() if ": at most " in line]
+    assert listed == [
+        f"{contender}: at most {limit}x {baseline}" for contender, baseline, limit in run.TARGETS
+    ]

@@ -9,11 +9,14 @@ import signal
 import socket
 import subprocess
 import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import boto3
 import pytest
 
+import sa_dynamo
 from sa_dynamo import cli, local_server
 
 SA_DYNAMO = Path(sys.executable).with_name("sa-dynamo")
@@ -133,3 +136,96 @@ def test_explain_prints_the_plan_of_sql_text(endpoint_url, capsys, engine, table
         assert "cannot express" in capsys.readouterr().err
     finally:
         metadata.drop_all(engine)
+
+
+def test_explain_names_a_missing_table_in_one_line(endpoint_url, capsys):
+    url = f"dynamodb://{endpoint_url.removeprefix('http://')}"
+    assert cli.main(["explain", url, "SELECT * FROM no_such_table_xyz WHERE pk = 'A'"]) == 2
+    assert capsys.readouterr() == (
+        "",
+        "sa-dynamo: table 'no_such_table_xyz' does not exist: create it first, or check the name (DynamoDB "
+        "table names are case-sensitive)\n",
+    )
+
+
+EXPLAIN_MODELS = """
+from sqlalchemy import Index
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Order(Base):
+    __tablename__ = "cli_orders_nowhere"
+    __table_args__ = (Index("by_status", "status"),)
+    customer: Mapped[str] = mapped_column(primary_key=True)
+    order_id: Mapped[str] = mapped_column(primary_key=True)
+    status: Mapped[str | None]
+"""
+
+
+@pytest.fixture(scope="module")
+def explain_models(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A models module for tables that exist nowhere, importable for the whole module (its
+    classes are mapped once: the table may not be mapped twice)."""
+    directory = tmp_path_factory.mktemp("explain_models")
+    name = f"explain_models_{uuid.uuid4().hex[:8]}"
+    (directory / f"{name}.py").write_text(EXPLAIN_MODELS)
+    sys.path.insert(0, str(directory))
+    yield name
+    sys.path.remove(str(directory))
+    sys.modules.pop(name).Base.registry.dispose()
+
+
+def test_explain_against_the_models_reads_no_table(explain_models, capsys):
+    """No server at all: the plan comes from the models (the engine's endpoint is a closed port,
+    so a DescribeTable would have failed)."""
+    sql = "SELECT order_id FROM cli_orders_nowhere WHERE status IN ('OPEN', 'PAID')"
+    assert cli.main(["explain", "--models", f"{explain_models}:Base", sql]) == 0
+    assert capsys.readouterr() == (
+        "operation:     Query\n"
+        "table:         cli_orders_nowhere\n"
+        "index:         by_status\n"
+        'key condition: "status" IN [?, ?]\n'
+        "filter:        -\n"
+        'PartiQL:       SELECT "order_id" FROM "cli_orders_nowhere"."by_status" WHERE "status" IN [?, ?]\n',
+        "",
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (
+            ["--models", "{models}:Base", "SELECT * FROM cli_orders"],
+            "table 'cli_orders' is not in the models of {models}:Base: check the name (table names are "
+            "case-sensitive), or import the module that defines it",
+        ),
+        (
+            ["--models", "{models}:Base", "dynamodb://127.0.0.1:9", "SELECT * FROM cli_orders_nowhere"],
+            "give the database URL (the tables are read from DynamoDB) or --models MODULE:NAME (the tables "
+            "are the models', nothing is read), not both",
+        ),
+        (
+            ["SELECT * FROM cli_orders_nowhere"],
+            "give the database URL, or --models MODULE:NAME to explain against the models",
+        ),
+        (
+            ["--models", "{models}:Base", "SELECT * FROM cli_orders_nowhere GROUP BY status"],
+            "DynamoDB PartiQL cannot express GROUP BY: aggregate the rows in Python",
+        ),
+    ],
+)
+def test_explain_against_the_models_fails_in_one_line(explain_models, capsys, args, error):
+    args = [arg.format(models=explain_models) for arg in args]
+    assert cli.main(["explain", *args]) == 2
+    assert capsys.readouterr() == ("", f"sa-dynamo: {error.format(models=explain_models)}\n")
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"sa-dynamo {sa_dynamo.__version__}\n"

@@ -11,7 +11,6 @@ import logging
 from typing import Any
 
 from sqlalchemy import MetaData, Table, event
-from sqlalchemy import types as sqltypes
 from sqlalchemy.engine import default, reflection
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchTableError
 from sqlalchemy.orm.exc import StaleDataError
@@ -21,6 +20,7 @@ from sqlalchemy.sql import schema as sa_schema
 from .. import dbapi as dynamo_dbapi
 from .. import sql_text
 from ..dbapi import control_plane
+from . import item_sample
 from .compiler import DynamoDBCompiler, DynamoDBIdentifierPreparer
 from .ddl import DynamoDBDDLCompiler
 from .execution import SCAN_POLICIES, DynamoDBExecutionContext
@@ -30,7 +30,6 @@ from .url import connect_args
 
 log = logging.getLogger("sa_dynamo")
 
-_REFLECTED_TYPES = {"S": sqltypes.String, "N": sqltypes.Numeric, "B": sqltypes.LargeBinary}
 ISOLATION_LEVELS = ("SERIALIZABLE", "AUTOCOMMIT")
 
 
@@ -45,6 +44,10 @@ def _stale_write(error: Exception) -> str | None:
         ):
             return statement
     return None
+
+
+def _sample_items(dbapi_connection: Any, table_name: str, size: int) -> list[dict[str, Any]]:
+    return dbapi_connection._call("scan", item_sample.scan_request(table_name, size))["Items"]
 
 
 class DynamoDBDialect(default.DefaultDialect):
@@ -86,14 +89,33 @@ class DynamoDBDialect(default.DefaultDialect):
     colspecs = colspecs
 
     construct_arguments = [
-        (sa_schema.Table, {"billing_mode": None, "ttl": None, "read_capacity": None, "write_capacity": None}),
+        (
+            sa_schema.Table,
+            {
+                "billing_mode": None,
+                "ttl": None,
+                "read_capacity": None,
+                "write_capacity": None,
+                "reflect_sample": None,
+            },
+        ),
         (sa_schema.Column, {"key": None}),
         (sa_schema.Index, {"projection": None, "local": False, "include": None}),
     ]
 
-    def __init__(self, dynamodb_scan: str = "warn", dynamodb_chunked_commit: bool = False, **kwargs: Any):
+    # Table(..., autoload_with=..., dynamodb_reflect_sample=N) hands N to get_columns
+    reflection_options = ("dynamodb_reflect_sample",)
+
+    def __init__(
+        self,
+        dynamodb_scan: str = "warn",
+        dynamodb_chunked_commit: bool = False,
+        dynamodb_reflect_sample: int = item_sample.DEFAULT_SAMPLE,
+        **kwargs: Any,
+    ):
         super().__init__(**kwargs)
         self.dynamodb_chunked_commit = dynamodb_chunked_commit
+        self.dynamodb_reflect_sample = item_sample.sample_size(dynamodb_reflect_sample)
         if dynamodb_scan not in SCAN_POLICIES:
             raise ArgumentError(
                 f"dynamodb_scan must be one of {', '.join(SCAN_POLICIES)}, not {dynamodb_scan!r}"
@@ -108,7 +130,8 @@ class DynamoDBDialect(default.DefaultDialect):
 
         def reflect(table: str) -> Table:
             try:
-                return Table(table, MetaData(), autoload_with=connection)
+                # the key schema and indexes only: no sample of items per statement
+                return Table(table, MetaData(), autoload_with=connection, dynamodb_reflect_sample=0)
             except NoSuchTableError:
                 raise dynamo_dbapi.ProgrammingError(
                     f"table {table!r} does not exist: create it first, or check the name (DynamoDB "
@@ -275,23 +298,33 @@ class DynamoDBDialect(default.DefaultDialect):
     def get_schema_names(self, connection: Any, **kw: Any) -> list[str]:
         return []
 
+    @reflection.cache
     def get_columns(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> list[dict]:
-        """The attributes DynamoDB knows types for: table keys first, then index keys."""
+        """Table keys first, then index keys (the attributes DynamoDB knows types for), then the
+        other attributes of a sample of the items (item_sample.py): ``dynamodb_reflect_sample``
+        items, given to Table() or create_engine(); 0 reads none."""
         described = self._described(connection, table_name, **kw)
         types = {a["AttributeName"]: a["AttributeType"] for a in described["AttributeDefinitions"]}
         keys = [k["AttributeName"] for k in described["KeySchema"]]
         ordered = keys + [name for name in types if name not in keys]
+        columns = {name: item_sample.ATTRIBUTE_TYPES[types[name]]() for name in ordered}
+        size = kw.get("dynamodb_reflect_sample")
+        size = self.dynamodb_reflect_sample if size is None else item_sample.sample_size(size)
+        if size:
+            items = self._control_plane(_sample_items, connection, table_name, size)
+            for name, type_ in item_sample.attribute_columns(items).items():
+                columns.setdefault(name, type_)
         return [
             {
                 "name": name,
-                "type": _REFLECTED_TYPES[types[name]](),
+                "type": type_,
                 "nullable": name not in keys,
                 "default": None,
                 "autoincrement": False,
             }
-            for name in ordered
+            for name, type_ in columns.items()
         ]
 
     def get_pk_constraint(

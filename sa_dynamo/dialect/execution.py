@@ -4,7 +4,6 @@ carry (None as an absent attribute, the row limit, page size, consistent reads) 
 from __future__ import annotations
 
 import logging
-import warnings
 from collections import defaultdict
 from typing import Any
 
@@ -13,13 +12,14 @@ from sqlalchemy.exc import ArgumentError, CompileError
 from sqlalchemy.sql.elements import TextClause
 from sqlalchemy.sql.selectable import TextualSelect
 
+from .. import caller
 from ..dbapi.paging import Discriminator
 from ..exc import ScanNotAllowed, ScanWarning
-from ..plan import Plan, scan_message
+from ..plan import EXPLAINED, Plan, scan_message
 from ..sqlalchemy_private import expanded_parameters, text_bindparams, unit_of_work_flush
 from .compiler import DMLTemplate, like_prefix, not_in_as_chain
 from .compiler.predicate import values_of
-from .options import DISCRIMINATOR, EXPLAIN, PAGE
+from .options import DISCRIMINATOR, EXPLAIN, PAGE, SCAN_FIX
 
 log = logging.getLogger("sa_dynamo")
 
@@ -207,10 +207,17 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         return ", ".join("?" * len(expanded_parameters(self).get(name, [name])))
 
     def _guard(self, plan: Plan) -> None:
-        """Log the plan; hold back a scan the policy forbids; hand the plan to explain()."""
+        """Log the plan; hold back a scan the policy forbids; hand the plan to explain().
+
+        A scan the policy lets through is one ScanWarning at the user's line. It is not also
+        logged as a warning: the sa_dynamo logger has no handler by default, so Python would
+        print that record to stderr too, the same news twice. The INFO line of the plan (every
+        statement's) is there for those who route logs."""
         explain = self.execution_options.get(EXPLAIN)
         if explain is not None:
             explain["plan"] = plan
+            if log.isEnabledFor(logging.INFO):
+                log.info("%s: %s", EXPLAINED, plan.summary())
             return
         if log.isEnabledFor(logging.INFO):
             log.info(plan.summary())
@@ -219,11 +226,12 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         policy = self.execution_options.get("dynamodb_scan", self.dialect.dynamodb_scan)
         if policy not in SCAN_POLICIES:
             raise ArgumentError(f"dynamodb_scan must be one of {', '.join(SCAN_POLICIES)}, not {policy!r}")
+        if policy == "allow":
+            return
+        message = scan_message(plan, self.execution_options.get(SCAN_FIX, ""))
         if policy == "error":
-            raise ScanNotAllowed(scan_message(plan))
-        if policy == "warn":
-            log.warning(scan_message(plan))
-            warnings.warn(scan_message(plan), ScanWarning, stacklevel=2)
+            raise ScanNotAllowed(message)
+        caller.warn(message, ScanWarning)
 
     def _apply_template(self, template: DMLTemplate | None) -> None:
         """None means attribute absent: leave it out of an INSERT, REMOVE it in an UPDATE."""

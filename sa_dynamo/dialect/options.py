@@ -21,6 +21,8 @@ EXPLAIN = "_sa_dynamo_explain"
 PAGE = "_sa_dynamo_page"
 # the ORM's discriminator attribute, the identities it knows, and the base identity
 DISCRIMINATOR = "_sa_dynamo_discriminator"
+# the ORM's advice for a relationship load that scans (its foreign key has no index)
+SCAN_FIX = "_sa_dynamo_scan_fix"
 
 
 def index_from_execution_options(

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from . import shared_tables, subclass_loading  # noqa: F401 (subclass_loading registers a listener)
+from . import legacy_count, relationship_loads, shared_tables, subclass_loading  # noqa: F401 (listeners)
 from .discriminator import SingleTable
 from .item_collections import item_collection
 from .key_templates import key_of
 
-__all__ = ["SingleTable", "item_collection", "key_of", "shared_tables"]
+__all__ = ["SingleTable", "item_collection", "key_of", "legacy_count", "relationship_loads", "shared_tables"]

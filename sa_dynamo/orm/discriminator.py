@@ -67,7 +67,10 @@ def _inject_discriminator_filter(state: ORMExecuteState) -> None:
     ``dynamodb_unknown_type`` policy: "skip" (default), "raise" or "base"."""
     if not state.is_select:
         return
-    for mapper in state.all_mappers:
+    # A count selects no entity (select(func.count()).select_from(Item), Query.count()): its
+    # class is the statement's bind mapper, and it counts only the kinds it could load.
+    mappers = state.all_mappers or ([state.bind_mapper] if state.bind_mapper is not None else [])
+    for mapper in mappers:
         column = discriminator_column(mapper)
         if column is None or mapper.inherits is not None or not on_dynamodb(state, mapper):
             continue

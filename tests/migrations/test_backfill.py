@@ -3,6 +3,8 @@ backfill and the version commit, conflicts, copies into a new key schema, attrib
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from alembic import command
 from sqlalchemy import Column, MetaData, String, Table
@@ -185,3 +187,20 @@ def test_drop_column_can_remove_the_attribute_from_every_item(migration_env, raw
     assert all(item["legacy"] == {"S": "x"} for item in scan(raw, env.table("app")))
     command.upgrade(env.config, "r4")
     assert not [item for item in scan(raw, env.table("app")) if "legacy" in item]
+
+
+@pytest.mark.parametrize(("count", "batches"), [(3, 1), (120, 3)])
+def test_the_progress_reaches_done_without_a_last_99_percent(migration_env, caplog, count, batches):
+    """Each batch but the last is a progress line; the last one is reported as done."""
+    env = migration_env
+    seeded(env, count=count)
+    env.revision("r2", "r1", COUNTING_BACKFILL)
+    with caplog.at_level(logging.INFO, logger="alembic.dynamodb"):
+        command.upgrade(env.config, "head")
+    label = f"backfill {env.table('app')}"
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith(label)]
+    plural = "es" if batches > 1 else ""
+    assert lines[-1] == f"{label}: done, {count} scanned, {count} written in {batches} batch{plural}"
+    progress = [int(line.split(": ")[1].split("%")[0]) for line in lines[:-1]]
+    assert len(progress) == batches - 1 and all(percent < 100 for percent in progress)
+    assert f"{count} scanned" not in " ".join(lines[:-1])
