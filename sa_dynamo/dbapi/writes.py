@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .errors import DataError, IntegrityError, NotSupportedError
+from .errors import IntegrityError, NotSupportedError, shown
 
 _IDENT = r'"(?:[^"]|"")*"'
 # The canonical INSERT/UPDATE forms, also read by the dialect to rewrite None as absent.
@@ -88,9 +88,13 @@ class Write:
     def identity(self) -> tuple[str, str]:
         return self.table, repr(self.key)
 
-    def key_text(self) -> str:
-        """The key as the user wrote it, for messages: {'pk': 'a', 'sk': '1'}."""
-        return str({name: next(iter(value.values())) for name, value in self.key})
+    def key_text(self, hidden: bool = False) -> str:
+        """The key for messages: {'pk': 'a', 'sk': '1'} (each value cut short), or (pk, sk) when
+        the engine hides parameters."""
+        if hidden:
+            return "(" + ", ".join(name for name, _ in self.key) + ")"
+        pairs = (f"{name!r}: {shown(next(iter(value.values())), False)}" for name, value in self.key)
+        return "{" + ", ".join(pairs) + "}"
 
     def render(self) -> dict[str, Any]:
         """The ExecuteTransaction statement for this write."""
@@ -119,6 +123,18 @@ class Write:
         return {"Statement": text, "Parameters": parameters} if parameters else {"Statement": text}
 
 
+def value_names(operation: str) -> list[str]:
+    """The attributes whose values are the first parameters of a canonical INSERT or UPDATE (for
+    messages about a value); none for any other statement."""
+    text = operation.strip()
+    if (match := INSERT_FORM.match(text)) is not None:
+        names = joined(INSERT_ENTRY, match.group("body"), ", ") or []
+        return [n[1:-1].replace("''", "'") for n in names]
+    if (match := UPDATE_FORM.match(text)) is not None:
+        return [_name(n) for n in joined(SET_ENTRY, match.group("sets") or "", ", ") or []]
+    return []
+
+
 def parse(operation: str, parameters: list[dict], key_names: Any) -> Write | None:
     """The Write a canonical statement performs, or None for any other statement.
 
@@ -132,14 +148,8 @@ def parse(operation: str, parameters: list[dict], key_names: Any) -> Write | Non
         names = [n[1:-1].replace("''", "'") for n in names]
         table = _name(match.group("table"))
         values = dict(zip(names, parameters, strict=True))
-        keys = key_names(table)
-        missing = [k for k in keys if k not in values]
-        if missing:
-            raise DataError(
-                f"the item for table {table!r} has no {', '.join(map(repr, missing))}: every item needs "
-                "its key attributes (a None key value leaves the attribute out)"
-            )
-        return Write(match.group("verb"), table, tuple((k, values[k]) for k in keys), values)
+        key = tuple((k, values[k]) for k in key_names(table) if k in values)  # validate: all there
+        return Write(match.group("verb"), table, key, values)
     if (match := UPDATE_FORM.match(text)) is not None:
         sets = joined(SET_ENTRY, match.group("sets") or "", ", ")
         removes = joined(_REMOVE, match.group("removes"), "")
@@ -203,17 +213,17 @@ def _check(
     return True, remaining
 
 
-def merge(earlier: Write, later: Write) -> tuple[Write | None, int]:
+def merge(earlier: Write, later: Write, hidden: bool = False) -> tuple[Write | None, int]:
     """The single write that has the effect of ``earlier`` then ``later`` on one item, and
     ``later``'s rowcount (-1 when only the commit can tell)."""
     if later.kind == "INSERT":
         if earlier.kind != "DELETE":
             raise IntegrityError(
-                f"duplicate key {later.key_text()} in table "
+                f"duplicate key {later.key_text(hidden)} in table "
                 f"{later.table!r}: this transaction already wrote that item"
             )
         raise NotSupportedError(
-            f"the item {later.key_text()} of {later.table!r} is "
+            f"the item {later.key_text(hidden)} of {later.table!r} is "
             "deleted and inserted again in one transaction, which DynamoDB cannot do atomically: commit between them"
         )
     if earlier.kind == "DELETE":
