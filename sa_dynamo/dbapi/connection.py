@@ -215,12 +215,14 @@ class Connection:
         """Tell the connection all it should check a table's writes against (see TableRules)."""
         self._tables[rules.table] = rules
 
-    def table_rules(self, table: str) -> TableRules:
-        """What the connection checks writes to ``table`` against (DescribeTable, once per table,
-        when nobody told it)."""
-        if table not in self._tables:
-            self._tables[table] = control_plane.table_rules(self, table)
-        return self._tables[table]
+    def table_rules(self, table: str, key_types: bool = False) -> TableRules:
+        """What the connection checks writes to ``table`` against: DescribeTable's, once per
+        table, when nobody told it (or told it the key names only, and ``key_types`` asks for
+        the types of the table's and its indexes' keys)."""
+        known = self._tables.get(table)
+        if known is None or (key_types and not known.key_attributes):
+            self._tables[table] = known = control_plane.table_rules(self, table)
+        return known
 
     def key_names(self, table: str) -> tuple[str, ...]:
         """The table's key attributes, HASH first."""

@@ -45,11 +45,18 @@ def executemany(cursor: Any, statement: str, parameters: Any, context: Any) -> N
 
 
 def _tell_table(cursor: Any, context: Any) -> None:
-    """Give the driver the rules of the table an INSERT/UPDATE/DELETE writes."""
+    """Give the driver the rules of the table an INSERT/UPDATE/DELETE writes. SQL text writes to
+    a reflected table whose columns carry no types: the driver reads the key types from
+    DynamoDB instead (DescribeTable, once per connection)."""
     compiled = getattr(context, "compiled", None)
     statement = getattr(compiled, "statement", None)
-    if getattr(statement, "is_dml", False) and getattr(statement, "table", None) is not None:
-        cursor.connection.set_table_rules(table_rules(statement.table))
+    if not getattr(statement, "is_dml", False) or getattr(statement, "table", None) is None:
+        return
+    rules = table_rules(statement.table)
+    if all(key.type is not None for key in rules.key_attributes):
+        cursor.connection.set_table_rules(rules)
+    else:
+        cursor.connection.table_rules(rules.table, key_types=True)
 
 
 def _in_order(context: Any, parameters: Any, groups: list[tuple[str, list]]) -> list[tuple[str, Any]]:

@@ -27,6 +27,7 @@ _MAX_INTEGER_DIGITS = 126  # DynamoDB numbers are below 1E+126
 _KEY_TYPES: list[tuple[type, str]] = [
     (sqltypes.Integer, "N"),
     (sqltypes.Numeric, "N"),
+    (sqltypes.Float, "N"),  # not a Numeric since SQLAlchemy 2.1
     (sqltypes.LargeBinary, "B"),
     (sqltypes.String, "S"),
     (sqltypes.DateTime, "S"),

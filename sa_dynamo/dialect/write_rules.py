@@ -29,6 +29,7 @@ _KINDS: list[tuple[type, frozenset[str]]] = [
     (sqltypes.Boolean, frozenset({"BOOL"})),
     (sqltypes.Integer, frozenset({"N"})),
     (sqltypes.Numeric, frozenset({"N"})),
+    (sqltypes.Float, frozenset({"N"})),  # not a Numeric since SQLAlchemy 2.1
     (sqltypes.LargeBinary, frozenset({"B"})),
     (sqltypes.JSON, frozenset({"M", "L", "S", "N", "BOOL"})),
     (sqltypes.String, frozenset({"S"})),
