@@ -258,7 +258,9 @@ def test_one_key_twice_in_one_executemany_is_sent_in_order(cur: dbapi.Cursor, ta
         cur.executemany(table.insert_sql(["pk", "sk", "v"]), [["a", "1", "first"], ["a", "1", "second"]])
     assert (raised.value.applied, raised.value.unapplied) == ([0], [1])
     assert table.item(cur, "a", "1") == {"pk": "a", "sk": "1", "v": "first"}
-    cur.executemany(f'UPDATE {table.ref} SET "v" = ? WHERE "pk" = ? AND "sk" = ?', [["x", "a", "1"], ["y", "a", "1"]])
+    cur.executemany(
+        f'UPDATE {table.ref} SET "v" = ? WHERE "pk" = ? AND "sk" = ?', [["x", "a", "1"], ["y", "a", "1"]]
+    )
     assert (cur.rowcount, table.item(cur, "a", "1")) == (2, {"pk": "a", "sk": "1", "v": "y"})
 
 
