@@ -296,7 +296,7 @@ class Cursor:
             if error.code in DUPLICATE_CODES and write is not None and batch.resent(error.response):
                 # An attempt whose answer was lost may have written the item: it is ours if it
                 # holds exactly what this INSERT writes (as for a batch, batch.stored_as_sent).
-                if batch.stored_as_sent(self.connection, [write]):
+                if batch.stored_as_sent(self.connection, [write]) == [True]:
                     self.rowcount = 1
                     return
                 error.args = (f"{error.args[0]} {batch.NOT_OURS}",)
