@@ -82,8 +82,8 @@ BAD_INPUT: dict[str, tuple[dict[str, Any], type, str, bool]] = {
         "over DynamoDB's 400 KB item limit .*largest attribute: 'doc'",
         True,
     ),
-    "map nested 33 deep": ({"doc": nested(33)}, DataError, "nested more than 32 levels deep", True),
-    "list nested 33 deep": ({"doc": nested(33, list)}, DataError, "nested more than 32 levels deep", True),
+    "map 33 levels deep": ({"doc": nested(32)}, DataError, "nested more than 32 levels deep", True),
+    "list 33 levels deep": ({"doc": nested(32, list)}, DataError, "nested more than 32 levels deep", True),
     "map nested 2,000 deep": ({"doc": nested(2000)}, DataError, "nested more than 32 levels deep", True),
     "39 significant digits": (
         {"amount": Decimal("1" * 39)},
@@ -308,7 +308,7 @@ def test_the_request_counter_sees_what_is_sent(requests, raw, things, emptied) -
 BAD_UPDATES: dict[str, tuple[dict[str, Any], str]] = {
     "String given a number": ({"name": 7}, "column 'name' .* takes a string"),
     "set over 400 KB": ({"name": "x" * 410_000}, "at least its key and the values it sets"),
-    "set 32 levels deep": ({"doc": nested(32)}, "nested more than 31 levels deep"),
+    "set 33 levels deep": ({"doc": nested(32)}, "nested more than 32 levels deep"),
     "empty index key": ({"gpk": ""}, "'gpk' of index 'by_g' .* is empty"),
     "39 significant digits": ({"amount": Decimal("1" * 39)}, "more than 38 significant digits"),
     "Numeric(10, 2) overflow": ({"price": Decimal("123456789")}, "numeric field overflow"),

@@ -23,8 +23,10 @@ if TYPE_CHECKING:
     from .writes import Write
 
 MAX_ITEM_BYTES = 400 * 1024
-MAX_NESTING = 32  # maps and lists inside each other in one value
-MAX_NESTING_SET = MAX_NESTING - 1  # in an UPDATE's SET, DynamoDB counts the item as a level
+# DynamoDB stores 32 levels, the attribute counting as the first: 31 maps and lists inside each
+# other in one value (PartiQL's INSERT takes a 32nd, but the item then refuses every UPDATE).
+MAX_LEVELS = 32
+MAX_NESTING = MAX_LEVELS - 1
 MAX_KEY_BYTES = {"HASH": 2048, "RANGE": 1024}
 MAX_DIGITS = 38
 EXPONENTS = range(-130, 126)  # 1E-130 .. 9.9E+125, by the exponent of the first digit
@@ -137,10 +139,10 @@ def number_text(value: Decimal) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def nesting_error(limit: int = MAX_NESTING) -> DataError:
+def nesting_error() -> DataError:
     return DataError(
-        f"a value nested more than {limit} levels deep (maps and lists inside each other): DynamoDB "
-        "stores at most 32 levels (31 in an UPDATE's SET); flatten the document or store it as a JSON string"
+        f"a value nested more than {MAX_LEVELS} levels deep (the attribute, then maps and lists inside "
+        f"each other): DynamoDB stores at most {MAX_LEVELS}; flatten the document or store it as a JSON string"
     )
 
 
@@ -180,16 +182,6 @@ def _sizes(values: Mapping[str, dict[str, Any]]) -> dict[str, int]:
     return {name: len(name.encode("utf-8")) + attribute_size(value) for name, value in values.items()}
 
 
-def _depth(value: dict[str, Any]) -> int:
-    """Maps and lists inside each other (serialize() has bounded it, so recursion is safe)."""
-    ((kind, inner),) = value.items()
-    if kind == "M":
-        return 1 + max(map(_depth, inner.values()), default=0)
-    if kind == "L":
-        return 1 + max(map(_depth, inner), default=0)
-    return 0
-
-
 def _map_keys(value: dict[str, Any]) -> Iterator[str]:
     ((kind, inner),) = value.items()
     if kind == "M":
@@ -220,8 +212,6 @@ def check_write(write: Write, rules: TableRules, hidden: bool = False) -> None:
         rule = rules.attributes.get(name)
         if rule is not None:
             _check_rule(write, name, value, rule, hidden)
-        if not whole_item and _depth(value) > MAX_NESTING_SET:
-            raise nesting_error(MAX_NESTING_SET)
     given = {**dict(write.key), **write.values}
     for key in rules.key_attributes:
         if key.name in given:
@@ -260,7 +250,8 @@ def _check_rule(write: Write, name: str, value: dict[str, Any], rule: AttributeR
     if kind == "NULL" or not rule.kinds:
         return
     if kind not in rule.kinds:
-        takes = " or ".join(KIND_NAMES[k] for k in sorted(rule.kinds))
+        *others, last = [KIND_NAMES[k] for k in sorted(rule.kinds)]
+        takes = f"{', '.join(others)} or {last}" if others else last
         raise DataError(
             f"column {name!r} of table {write.table!r} is {rule.type_name}, which takes {takes}; "
             f"got {KIND_NAMES[kind]} ({shown(inner, hidden)}): pass a value of the column's type"
