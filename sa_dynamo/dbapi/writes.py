@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from typing import Any
 
 from .errors import IntegrityError, NotSupportedError, shown
@@ -33,6 +34,12 @@ _DELETE = re.compile(
     rf"^DELETE FROM (?P<table>{_IDENT}) WHERE (?P<where>.*?)(?: RETURNING ALL OLD \*)?$", re.DOTALL
 )
 _EQUALS = re.compile(rf"^({_IDENT}) = \?$")
+
+
+def _plain(key_value: dict[str, Any]) -> Any:
+    """A key's AttributeValue (S, N or B) as the Python value it was given as."""
+    ((kind, inner),) = key_value.items()
+    return Decimal(inner) if kind == "N" else inner
 
 
 def _name(quoted: str) -> str:
@@ -93,7 +100,7 @@ class Write:
         the engine hides parameters."""
         if hidden:
             return "(" + ", ".join(name for name, _ in self.key) + ")"
-        pairs = (f"{name!r}: {shown(next(iter(value.values())), False)}" for name, value in self.key)
+        pairs = (f"{name!r}: {shown(_plain(value), False)}" for name, value in self.key)
         return "{" + ", ".join(pairs) + "}"
 
     def render(self) -> dict[str, Any]:

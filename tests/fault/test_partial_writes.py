@@ -13,6 +13,8 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from support.faultproxy import Faults
 
+import sa_dynamo
+
 AUTOCOMMIT = {"isolation_level": "AUTOCOMMIT"}
 RUNS = 20
 ROWS = 200  # eight batches
@@ -48,9 +50,9 @@ def stored(raw, table: Table, pk: str) -> dict[str, str]:
 
 def test_a_batch_cut_off_midway_says_what_was_applied(engine, raw, notes, start_proxy, through) -> None:
     """Twenty seeded runs of 200 rows through a proxy that resets connections before and after
-    DynamoDB sees a batch (botocore retries once, or not at all): every row is applied, not
-    applied or unknown, exactly as the error says and as DynamoDB stores it."""
-    seen = {"cut off": 0, "unknown": 0, "resent and resolved": 0}
+    DynamoDB sees a batch, or throttles it (botocore retries once, or not at all): every row is
+    applied, not applied or unknown, exactly as the error says and as DynamoDB stores it."""
+    seen = {"cut off": 0, "unknown": 0, "resent and resolved": 0, "refused": 0}
     for seed in range(RUNS):
         pk = f"run{seed:02}"
         rows = [{"pk": pk, "sk": f"{i:03}", "v": f"ours {i}"} for i in range(ROWS)]
@@ -59,7 +61,7 @@ def test_a_batch_cut_off_midway_says_what_was_applied(engine, raw, notes, start_
         )
         proxy = start_proxy(seed=seed)
         proxy.faults = Faults(
-            reset_before=0.12, reset_after=0.12, operations=frozenset({"BatchExecuteStatement"})
+            reset_before=0.1, reset_after=0.1, throttle=0.1, operations=frozenset({"BatchExecuteStatement"})
         )
         with (
             pytest.raises(DBAPIError) as raised,
@@ -84,12 +86,46 @@ def test_a_batch_cut_off_midway_says_what_was_applied(engine, raw, notes, start_
         seen["unknown"] += bool(unknown)
         seen["resent and resolved"] += proxy.counts.requests["BatchGetItem"]
         if isinstance(raised.value, OperationalError):
-            assert "connection to DynamoDB failed" in str(error)
             assert f"an AUTOCOMMIT executemany of {ROWS} rows stopped" in str(error)
+            # A throttled call was refused, not lost: its rows are known not to be applied.
+            refused = error.code == "ThrottlingException"
+            assert ("connection to DynamoDB failed" in str(error)) != refused
+            assert not (refused and unknown), seed
+            seen["refused"] += refused
         else:
             assert type(raised.value) is IntegrityError and unapplied == {THEIRS}, seed
     # The faults really cut batches off, with answers lost both ways.
     assert seen["cut off"] >= 5 and seen["unknown"] >= 3 and seen["resent and resolved"] >= 1, seen
+    assert seen["refused"] >= 1, seen
+
+
+def test_an_upsert_cut_off_midway_says_what_was_written(raw, notes, start_proxy, through) -> None:
+    """The same for upsert()'s BatchWriteItem calls (they overwrite, so a resend is harmless):
+    ten seeded runs, no retries, a reset before or after DynamoDB sees a call."""
+    cut_off = 0
+    for seed in range(10):
+        pk = f"upsert{seed:02}"
+        rows = [{"pk": pk, "sk": f"{i:03}", "v": f"ours {i}"} for i in range(ROWS)]
+        proxy = start_proxy(seed=seed)
+        proxy.faults = Faults(reset_before=0.1, reset_after=0.1, operations=frozenset({"BatchWriteItem"}))
+        try:
+            with through(proxy, retries=0).connect().execution_options(**AUTOCOMMIT) as conn:
+                conn.execute(sa_dynamo.upsert(notes), rows)
+            applied, unapplied, unknown = set(range(ROWS)), set(), set()
+        except OperationalError as raised:
+            error = raised.orig
+            applied, unapplied, unknown = set(error.applied), set(error.unapplied), set(error.unknown)
+            cut_off += 1
+            assert (
+                unknown
+                and max(applied, default=-1) < min(unknown)
+                and max(unknown) < min(unapplied, default=ROWS)
+            )
+        proxy.stop()
+        ours = set(map(int, stored(raw, notes, pk)))
+        assert sorted([*applied, *unapplied, *unknown]) == list(range(ROWS)), seed
+        assert applied <= ours and not (unapplied & ours) and ours <= applied | unknown, seed
+    assert cut_off >= 3
 
 
 def test_a_chunked_commit_cut_off_says_which_writes_are_unknown(raw, notes, proxy, through) -> None:
