@@ -11,7 +11,7 @@ the SQLAlchemy Table; a table described by DescribeTable has key types only).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import TYPE_CHECKING, Any
@@ -152,16 +152,22 @@ def nesting_error() -> DataError:
 def number_size(text: str) -> int:
     """An N value's size as DynamoDB counts it: one byte per pair of digits, the pairs aligned on
     the decimal point, plus one, plus one more when negative (zero: one byte)."""
-    sign, digits, exponent = Decimal(text).as_tuple()
-    significant = "".join(map(str, digits)).rstrip("0")
+    negative = text.startswith("-")
+    whole, _, fraction = text.lstrip("-").partition(".")
+    digits, exponent = whole + fraction, -len(fraction)  # exponent: of the last digit
+    if not digits.isdigit():  # not the plain form number_text() gives, e.g. 1E+5
+        sign, parts, exponent = Decimal(text).as_tuple()
+        negative, digits = bool(sign), "".join(map(str, parts))
+    significant = digits.lstrip("0").rstrip("0")
     if not significant:
         return 1
-    exponent += len(digits) - len(significant)  # of the last significant digit
-    return (len(significant) + exponent % 2 + 1) // 2 + 1 + sign
+    exponent += len(digits.lstrip("0")) - len(significant)
+    return (len(significant) + exponent % 2 + 1) // 2 + 1 + negative
 
 
 def attribute_size(value: dict[str, Any]) -> int:
-    """An AttributeValue's size toward the 400 KB item limit, as DynamoDB Local counts it."""
+    """An AttributeValue's size toward the 400 KB item limit, as DynamoDB counts it. A map with
+    an empty key, which DynamoDB refuses ("Empty attribute name"), is refused on the way."""
     ((kind, inner),) = value.items()
     if kind == "S":
         return len(inner.encode("utf-8"))
@@ -174,23 +180,14 @@ def attribute_size(value: dict[str, Any]) -> int:
     if kind in ("SS", "NS", "BS"):
         return sum(attribute_size({kind[0]: v}) for v in inner)
     if kind == "M":
+        if "" in inner:
+            raise DataError("an empty key in a map: DynamoDB refuses empty attribute names")
         return 3 + sum(len(k.encode("utf-8")) + attribute_size(v) + 1 for k, v in inner.items())
     return 3 + sum(attribute_size(v) + 1 for v in inner)  # L
 
 
 def _sizes(values: Mapping[str, dict[str, Any]]) -> dict[str, int]:
     return {name: len(name.encode("utf-8")) + attribute_size(value) for name, value in values.items()}
-
-
-def _map_keys(value: dict[str, Any]) -> Iterator[str]:
-    ((kind, inner),) = value.items()
-    if kind == "M":
-        for name, item in inner.items():
-            yield name
-            yield from _map_keys(item)
-    elif kind == "L":
-        for item in inner:
-            yield from _map_keys(item)
 
 
 # -- writes ------------------------------------------------------------------------------------
@@ -216,7 +213,10 @@ def check_write(write: Write, rules: TableRules, hidden: bool = False) -> None:
     for key in rules.key_attributes:
         if key.name in given:
             _check_key(write, key, given[key.name], hidden)
-    sizes = _sizes(given if not whole_item else write.values)
+    try:
+        sizes = _sizes(given if not whole_item else write.values)
+    except DataError as error:
+        raise DataError(f"{error} (a write to table {write.table!r})") from None
     total = sum(sizes.values())
     if total > MAX_ITEM_BYTES:
         largest = max(sizes, key=sizes.__getitem__)
@@ -237,11 +237,9 @@ def _check_names(write: Write, names: list[str]) -> None:
                 "column, a WHERE, an UPDATE), so it is refused; give the column another name (the "
                 "Python attribute can keep its own: mapped_column('name', ...))"
             )
-    nested = (key for value in write.values.values() for key in _map_keys(value))
-    if "" in names or "" in nested:
+    if "" in names:
         raise DataError(
-            f"an empty attribute name (or an empty key in a map) in a write to table {write.table!r}: "
-            "DynamoDB refuses empty names"
+            f"an empty attribute name in a write to table {write.table!r}: DynamoDB refuses empty names"
         )
 
 

@@ -10,6 +10,7 @@ rowcount is known at once. Other statements are sent as written.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -130,16 +131,48 @@ class Write:
         return {"Statement": text, "Parameters": parameters} if parameters else {"Statement": text}
 
 
-def value_names(operation: str) -> list[str]:
-    """The attributes whose values are the first parameters of a canonical INSERT or UPDATE (for
-    messages about a value); none for any other statement."""
+@dataclass(frozen=True)
+class Shape:
+    """What a canonical statement's text says, before its parameters: the kind, the table, the
+    attributes written (an INSERT's values, an UPDATE's SET), removed, and the WHERE text."""
+
+    kind: str
+    table: str
+    names: tuple[str, ...]
+    removes: tuple[str, ...] = ()
+    where: str | None = None
+
+
+@functools.lru_cache(maxsize=1024)
+def shape(operation: str) -> Shape | None:
+    """The shape of a canonical INSERT/PUT/UPDATE/DELETE, None for any other statement. Cached:
+    an executemany reads one text for every row, SQLAlchemy sends the same texts again."""
     text = operation.strip()
     if (match := INSERT_FORM.match(text)) is not None:
-        names = joined(INSERT_ENTRY, match.group("body"), ", ") or []
-        return [n[1:-1].replace("''", "'") for n in names]
+        names = joined(INSERT_ENTRY, match.group("body"), ", ")
+        if names is None:
+            return None
+        unquoted = tuple(n[1:-1].replace("''", "'") for n in names)
+        return Shape(match.group("verb"), _name(match.group("table")), unquoted)
     if (match := UPDATE_FORM.match(text)) is not None:
-        return [_name(n) for n in joined(SET_ENTRY, match.group("sets") or "", ", ") or []]
-    return []
+        sets = joined(SET_ENTRY, match.group("sets") or "", ", ")
+        removes = joined(_REMOVE, match.group("removes"), "")
+        if sets is None or removes is None:
+            return None
+        table = _name(match.group("table"))
+        return Shape(
+            "UPDATE", table, tuple(map(_name, sets)), tuple(map(_name, removes)), match.group("where")
+        )
+    if (match := _DELETE.match(text)) is not None:
+        return Shape("DELETE", _name(match.group("table")), (), (), match.group("where"))
+    return None
+
+
+def value_names(operation: str) -> tuple[str, ...]:
+    """The attributes whose values are the first parameters of a canonical INSERT or UPDATE (for
+    messages about a value); none for any other statement."""
+    found = shape(operation)
+    return found.names if found is not None else ()
 
 
 def parse(operation: str, parameters: list[dict], key_names: Any) -> Write | None:
@@ -147,35 +180,34 @@ def parse(operation: str, parameters: list[dict], key_names: Any) -> Write | Non
 
     ``key_names(table)`` gives the table's key attribute names (from DescribeTable).
     """
-    text = operation.strip()
-    if (match := INSERT_FORM.match(text)) is not None:
-        names = joined(INSERT_ENTRY, match.group("body"), ", ")
-        if names is None or len(names) != len(parameters):
+    found = shape(operation)
+    if found is None:
+        return None
+    if found.where is None:  # INSERT or PUT
+        if len(found.names) != len(parameters):
             return None
-        names = [n[1:-1].replace("''", "'") for n in names]
-        table = _name(match.group("table"))
-        values = dict(zip(names, parameters, strict=True))
-        key = tuple((k, values[k]) for k in key_names(table) if k in values)  # validate: all there
-        return Write(match.group("verb"), table, key, values)
-    if (match := UPDATE_FORM.match(text)) is not None:
-        sets = joined(SET_ENTRY, match.group("sets") or "", ", ")
-        removes = joined(_REMOVE, match.group("removes"), "")
-        if sets is None or removes is None:
-            return None
-        return _keyed(
-            "UPDATE", match, [_name(n) for n in sets], [_name(n) for n in removes], parameters, key_names
-        )
-    if (match := _DELETE.match(text)) is not None:
-        return _keyed("DELETE", match, [], [], parameters, key_names)
-    return None
+        values = dict(zip(found.names, parameters, strict=True))
+        key = tuple((k, values[k]) for k in key_names(found.table) if k in values)  # validate: all there
+        return Write(found.kind, found.table, key, values)
+    keys = key_names(found.table)
+    rest = _condition(found.where, tuple(keys))
+    if rest is None:
+        return None
+    sets = len(found.names)
+    values = dict(zip(found.names, parameters[:sets], strict=True))
+    key_values = parameters[sets : sets + len(keys)]
+    condition_parameters = parameters[sets + len(keys) :]
+    if len(key_values) != len(keys) or len(condition_parameters) != rest.count("?"):
+        return None
+    conditions = [Condition(rest[1:-1], condition_parameters)] if rest else []
+    key = tuple(zip(keys, key_values, strict=True))
+    return Write(found.kind, found.table, key, values, list(found.removes), conditions)
 
 
-def _keyed(
-    kind: str, match: re.Match, sets: list[str], removes: list[str], parameters: list, key_names: Any
-) -> Write | None:
-    table = _name(match.group("table"))
-    keys = key_names(table)
-    where = match.group("where")
+@functools.lru_cache(maxsize=1024)
+def _condition(where: str, keys: tuple[str, ...]) -> str | None:
+    """The WHERE's conditions beyond the key (``"(...)"`` or ""), None unless the WHERE starts
+    with an equality on each key attribute, in order."""
     terms = where.split(" AND ", len(keys))
     names = [_EQUALS.match(t) for t in terms[: len(keys)]]
     if any(m is None for m in names) or [_name(m.group(1)) for m in names] != list(keys):
@@ -183,13 +215,7 @@ def _keyed(
     rest = terms[len(keys)] if len(terms) > len(keys) else ""
     if rest and not (rest.startswith("(") and rest.endswith(")")):
         return None
-    values = dict(zip(sets, parameters[: len(sets)], strict=True))
-    key_values = parameters[len(sets) : len(sets) + len(keys)]
-    condition_parameters = parameters[len(sets) + len(keys) :]
-    if len(key_values) != len(keys) or len(condition_parameters) != rest.count("?"):
-        return None
-    conditions = [Condition(rest[1:-1], condition_parameters)] if rest else []
-    return Write(kind, table, tuple(zip(keys, key_values, strict=True)), values, removes, conditions)
+    return rest
 
 
 def _state_after(write: Write) -> dict[str, dict | None]:
