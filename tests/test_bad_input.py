@@ -272,6 +272,15 @@ def driver_sql_executemany(engine: Any, table: Table, bad: dict[str, Any]) -> No
 PATHS = [autocommit_single, autocommit_executemany, transaction_statements, transaction_executemany]
 PATHS += [chunked_commit, upsert]
 TEXT_PATHS = [text_statement, text_executemany, driver_sql_executemany]
+# An executemany's error names the row, as the caller numbers them.
+ROW_NAMED = {
+    path: f"row {BAD_ROW} of {ROWS}: " for path in [autocommit_executemany, transaction_executemany, upsert]
+}
+ROW_NAMED |= {
+    text_executemany: f"row {BAD_ROW} of {ROWS}: ",
+    driver_sql_executemany: f"row {BAD_ROW} of {ROWS}: ",
+}
+ROW_NAMED[chunked_commit] = f"row {CHUNKED_ROWS - 1} of {CHUNKED_ROWS}: "
 CASES = [
     pytest.param(path, name, id=f"{path.__name__}-{name}")
     for name, (*_, through_text) in BAD_INPUT.items()
@@ -289,6 +298,8 @@ def test_bad_input_is_refused_before_anything_is_sent(requests, raw, things, emp
     assert type(raised.value) is cls
     assert re.search(words, str(raised.value.orig)), raised.value.orig
     assert str(raised.value) and repr(raised.value)  # printable, however deep the value
+    if cls is DataError and path in ROW_NAMED:
+        assert str(raised.value.orig).startswith(ROW_NAMED[path]), raised.value.orig
     assert [name for name in sent if name not in DESCRIPTION_READS] == []
     assert scan(raw, things) == []
 

@@ -25,6 +25,7 @@ from .errors import (
     OperationalError,
     ProgrammingError,
     batch_error_class,
+    in_row,
     report_partial,
 )
 from .values import deserialize
@@ -215,7 +216,10 @@ def put(connection: Connection, bodies: list[dict[str, Any]]) -> int:
             "PUT (upsert) writes at once with BatchWriteItem and cannot join a transaction: "
             "run it on an AUTOCOMMIT connection"
         )
-    writes = [connection._checked(body["Statement"], body) for body in bodies]
+    writes = []
+    for row, body in enumerate(bodies):
+        with in_row(row, len(bodies)):
+            writes.append(connection._checked(body["Statement"], body))
     if None in writes:
         raise ProgrammingError("PUT takes the form PUT INTO \"table\" VALUE {'attribute': ?, ...}")
     outcome = Outcome(len(bodies))

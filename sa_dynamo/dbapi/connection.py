@@ -18,7 +18,15 @@ from typing import Any
 from . import control_plane, values, writes
 from . import statement as stmt
 from .cursor import Cursor
-from .errors import Error, InterfaceError, NotSupportedError, ProgrammingError, report_partial, translate
+from .errors import (
+    Error,
+    InterfaceError,
+    NotSupportedError,
+    ProgrammingError,
+    in_row,
+    report_partial,
+    translate,
+)
 from .validate import TableRules, check_write
 
 log = logging.getLogger("sa_dynamo.dbapi")
@@ -158,8 +166,12 @@ class Connection:
         if len(statements) == 1:
             return [self._buffer_one(kind, *statements[0])]  # checked before it changes anything
         saved = (list(self._pending), dict(self._writes), list(self._merged_away), self._executed)
+        counts = []
         try:
-            return [self._buffer_one(kind, operation, body) for operation, body in statements]
+            for row, (operation, body) in enumerate(statements):
+                with in_row(row, len(statements)):
+                    counts.append(self._buffer_one(kind, operation, body))
+            return counts
         except Exception:
             self._pending, self._writes, self._merged_away, self._executed = saved
             raise

@@ -20,6 +20,7 @@ from .errors import (
     InterfaceError,
     NotSupportedError,
     ProgrammingError,
+    in_row,
     shown,
     translate,
 )
@@ -171,17 +172,23 @@ class Cursor:
         if not statements:
             self.rowcount = 0
             return self
-        hidden = self.connection.hide_parameters
-        bodies = [request(operation, parameters, hidden) for operation, parameters in statements]
+        hidden, rows = self.connection.hide_parameters, len(statements)
+        bodies = []
+        for row, (operation, parameters) in enumerate(statements):
+            with in_row(row, rows):
+                bodies.append(request(operation, parameters, hidden))
         if kind == "PUT":
             self.rowcount = batch.put(self.connection, bodies)
         elif not self.connection.autocommit:
             counts = self.connection._buffer(kind, [(body["Statement"], body) for body in bodies])
             self.rowcount = batch.total_rowcount(counts)
         else:
-            checked = [
-                self.connection._checked(stmt.without_returning_old(b["Statement"]), b) for b in bodies
-            ]
+            checked = []
+            for row, body in enumerate(bodies):
+                with in_row(row, rows):
+                    checked.append(
+                        self.connection._checked(stmt.without_returning_old(body["Statement"]), body)
+                    )
             self.rowcount, error = batch.execute(self.connection, kind, bodies, checked)
             if error is not None:
                 raise error

@@ -6,9 +6,10 @@ callers can branch without parsing text.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import reprlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -123,6 +124,17 @@ def row_ranges(rows: Sequence[int], noun: str = "row") -> str:
             spans.append([row, row])
     text = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
     return f"{noun}{'s' if len(rows) > 1 else ''} {text}"
+
+
+@contextlib.contextmanager
+def in_row(row: int, rows: int) -> Iterator[None]:
+    """Name the row of an executemany in the message of an error it raises (before sending)."""
+    try:
+        yield
+    except Error as error:
+        if rows > 1:
+            error.args = (f"row {row} of {rows}: {error.args[0] if error.args else ''}",)
+        raise
 
 
 def report_partial(

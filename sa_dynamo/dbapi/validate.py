@@ -277,9 +277,10 @@ def _check_key(write: Write, key: KeyAttribute, value: dict[str, Any], hidden: b
     ((kind, inner),) = value.items()
     owner = f"table {write.table!r}" if key.index is None else f"index {key.index!r} of table {write.table!r}"
     if key.type is not None and kind != key.type:
+        got = KIND_NAMES[kind] + (f" ({shown(inner, hidden)})" if kind != "NULL" else "")
         raise DataError(
             f"key attribute {key.name!r} of {owner} is {KIND_NAMES[key.type]} attribute ({key.type}); got "
-            f"{KIND_NAMES[kind]} ({shown(inner, hidden)}): pass a value of the key's type"
+            f"{got}: pass a value of the key's type"
             + (" or None to leave the item out of the index" if key.index else "")
         )
     if kind not in ("S", "B"):
