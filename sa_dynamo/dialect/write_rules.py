@@ -69,7 +69,7 @@ def table_rules(table: Table) -> TableRules:
     if cached is not None and cached[0] == shape:
         return cached[1]
     schemas = [(None, key_schema(table))] + [
-        (index.name, index_key_schema(index)) for index in table.indexes if index.name
+        (index.name, index_key_schema(index)) for index in table.indexes if index.name and len(index.columns)
     ]
     keys = tuple(
         KeyAttribute(column.name, attribute_type(column.type), role, index)
