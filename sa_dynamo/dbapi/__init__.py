@@ -115,10 +115,12 @@ def connect(
     client: Any = None,
     autocommit: bool = False,
     client_config: dict[str, Any] | None = None,
+    hide_parameters: bool = False,
     **credentials: Any,
 ) -> Connection:
     """Open a connection. Credentials come from the AWS default chain unless given; a loopback
-    endpoint (DynamoDB Local) gets placeholder credentials and region when none are configured."""
+    endpoint (DynamoDB Local) gets placeholder credentials and region when none are configured.
+    ``hide_parameters``: keep parameter values out of every message the driver writes."""
     if client is None:
         import boto3
         from botocore.config import Config
@@ -137,4 +139,4 @@ def connect(
             )
         except Exception as exc:  # e.g. NoRegionError: a PEP 249 error that says what to configure
             raise translate(exc) from exc
-    return Connection(client, autocommit=autocommit)
+    return Connection(client, autocommit=autocommit, hide_parameters=hide_parameters)

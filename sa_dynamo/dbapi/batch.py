@@ -1,19 +1,23 @@
 """AUTOCOMMIT batches: ``executemany`` as BatchExecuteStatement and PUT as BatchWriteItem, 25
-statements or items per call, with retries and a report of partial failures.
+statements or items per call, with retries and a report of what became of every row.
 
-A batch is not atomic: each statement succeeds or fails on its own. Throttled statements and
-unprocessed items are resent with backoff; what still fails is reported with the rows that
-failed, after every other statement was sent, so that the error can say the others were applied.
+A batch is not atomic: each statement succeeds or fails on its own. Every row has passed
+validate.py before the first call, so what fails is what only DynamoDB can judge (a duplicate
+key, a failed condition) or a request that never got its answer. Throttled statements and
+unprocessed items are resent with backoff. When rows fail, the error raised after the last
+batch says which were applied; when a call fails outright (the connection is lost, retries run
+out), the error says which rows were applied, which were not sent, and which were in flight and
+may or may not have been applied: ``applied``, ``unapplied`` and ``unknown``, row indexes.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import statement as stmt
-from . import writes
 from .errors import (
     DUPLICATE_CODES,
     Error,
@@ -21,8 +25,11 @@ from .errors import (
     OperationalError,
     ProgrammingError,
     batch_error_class,
+    in_row,
+    report_partial,
 )
 from .values import deserialize
+from .writes import Write
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -34,6 +41,7 @@ _RETRYABLE_BATCH_CODES = frozenset(
     {"ProvisionedThroughputExceeded", "ThrottlingError", "RequestLimitExceeded", "InternalServerError"}
 )
 _BATCH_ATTEMPTS = 8
+NOT_OURS = "(the request was resent after its answer was lost, and the stored item differs from this row)"
 
 
 def total_rowcount(counts: list[int]) -> int:
@@ -41,57 +49,97 @@ def total_rowcount(counts: list[int]) -> int:
     return -1 if any(c < 0 for c in counts) else sum(counts)
 
 
-def execute(connection: Connection, kind: str, bodies: list[dict[str, Any]]) -> tuple[int, Error | None]:
-    """Send INSERT/UPDATE/DELETE requests in batches of 25; their rowcount, and the error to
-    raise when some failed (the others were applied)."""
-    counts: list[int] = []
-    failures: list[tuple[int, str, str]] = []
-    # Every chunk is sent even after a failure, so that the error can say truthfully that
-    # all the other statements were applied.
-    for start in range(0, len(bodies), BATCH_SIZE):
-        counted, failed = _batch(connection, kind, bodies[start : start + BATCH_SIZE], start)
-        counts += counted
-        failures += failed
-    return total_rowcount(counts), _batch_error(failures, len(bodies)) if failures else None
+def resent(response: dict[str, Any]) -> bool:
+    """Whether botocore sent the request more than once (an earlier attempt may have been applied)."""
+    return response.get("ResponseMetadata", {}).get("RetryAttempts", 0) > 0
 
 
-def put(connection: Connection, operation: str, bodies: list[dict[str, Any]]) -> int:
-    """``PUT INTO "t" VALUE {...}``, this driver's overwrite write (PartiQL has none): the items
-    go out at once with BatchWriteItem, 25 per call, unprocessed ones resent with backoff.
-    Returns the number of items written."""
-    if not connection.autocommit:
-        raise NotSupportedError(
-            "PUT (upsert) writes at once with BatchWriteItem and cannot join a transaction: "
-            "run it on an AUTOCOMMIT connection"
+@dataclass
+class Outcome:
+    """What became of each row of one executemany: applied (with its rowcount) or refused."""
+
+    rows: int
+    counts: dict[int, int] = field(default_factory=dict)
+    failures: dict[int, tuple[str, str]] = field(default_factory=dict)  # row -> (code, message)
+    # Rows that reported a duplicate after a resend, while their items are read back: an
+    # earlier attempt may have applied them, whatever stops the reading.
+    resolving: set[int] = field(default_factory=set)
+
+    def cut_off(self, error: Error, chunks: list[list[int]], failed: int) -> Error:
+        """The error of a call that failed outright: the rows of earlier calls as answered, the
+        rows of this call not yet answered in flight (unknown, unless DynamoDB refused the call:
+        then not applied) and the rows of later calls never sent."""
+        in_flight = [row for row in chunks[failed] if row not in self.counts and row not in self.failures]
+        later = [row for chunk in chunks[failed + 1 :] for row in chunk]
+        unknown = [row for row in in_flight if error.unanswered or row in self.resolving]
+        unapplied = [*self.failures, *later, *(row for row in in_flight if row not in unknown)]
+        error.args = (f"an AUTOCOMMIT executemany of {self.rows} rows stopped: {error.args[0]}",)
+        return report_partial(error, list(self.counts), unapplied, unknown)
+
+    def failed(self) -> Error:
+        """The error for rows DynamoDB refused, all other rows having been applied."""
+        failures = sorted(self.failures.items())
+        _, (code, message) = failures[0]
+        detail = "; ".join(f"row {row}: {c}: {m}" for row, (c, m) in failures[:10])
+        more = f" (and {len(failures) - 10} more)" if len(failures) > 10 else ""
+        error = batch_error_class(code, message)(
+            f"{len(failures)} of {self.rows} batched statements failed, the others were applied: {detail}{more}",
+            code=code,
         )
-    puts = []
-    for body in bodies:
-        write = connection._parse(operation, body)
-        if write is None:
-            raise ProgrammingError("PUT takes the form PUT INTO \"table\" VALUE {'attribute': ?, ...}")
-        puts.append((write.table, {"PutRequest": {"Item": write.values}}))
-    for start in range(0, len(puts), BATCH_SIZE):
-        pending: dict[str, list] = {}
-        for table, request in puts[start : start + BATCH_SIZE]:
-            pending.setdefault(table, []).append(request)
-        _, pending = _until_processed(connection, "batch_write_item", pending, "UnprocessedItems")
-        if pending:
-            raise OperationalError(
-                f"{sum(map(len, pending.values()))} items stayed unprocessed after {_BATCH_ATTEMPTS} "
-                "attempts and were not written; retry later or raise the table's capacity"
-            )
-    return len(puts)
+        return report_partial(error, list(self.counts), list(self.failures), [])
+
+
+def chunks_of(writes: list[Write | None]) -> list[list[int]]:
+    """Rows in calls of at most 25, a new call wherever a row writes an item the call already
+    writes: DynamoDB refuses a call that names one key twice (and DynamoDB Local applies its
+    writes before refusing), while one after the other they apply in order."""
+    chunks: list[list[int]] = []
+    current: list[int] = []
+    keys: set[tuple[str, str]] = set()
+    for row, write in enumerate(writes):
+        identity = write.identity if write is not None else None
+        if len(current) == BATCH_SIZE or identity in keys:
+            chunks.append(current)
+            current, keys = [], set()
+        current.append(row)
+        if identity is not None:
+            keys.add(identity)
+    return [*chunks, current] if current else chunks
+
+
+def execute(
+    connection: Connection, kind: str, bodies: list[dict[str, Any]], writes: list[Write | None]
+) -> tuple[int, Error | None]:
+    """Send INSERT/UPDATE/DELETE requests (``writes``: each one's canonical write, if any) in
+    batches; the rowcount of the rows applied, and the error to raise when not all were: it
+    says what became of every row."""
+    outcome = Outcome(len(bodies))
+    chunks = chunks_of(writes)
+    error = None
+    # Every batch is sent even after a row failed, so that the error can say truthfully that
+    # all the other statements were applied.
+    for number, chunk in enumerate(chunks):
+        try:
+            _batch(connection, kind, bodies, writes, chunk, outcome)
+        except Error as cut_off:
+            error = outcome.cut_off(cut_off, chunks, number)
+            break
+    if error is None and outcome.failures:
+        error = outcome.failed()
+    return total_rowcount(list(outcome.counts.values())), error
 
 
 def _batch(
-    connection: Connection, kind: str, bodies: list[dict[str, Any]], offset: int
-) -> tuple[list[int], list[tuple[int, str, str]]]:
-    """Send one chunk, retrying throttled statements; the rowcounts of the statements that
-    succeeded and (row, code, message) for each that failed. An INSERT that reports a
-    duplicate key after a resend succeeded if its item is stored as sent (_stored_as_sent)."""
-    pending = list(range(len(bodies)))
-    counts: list[int] = []
-    failures: list[tuple[int, str, str]] = []
+    connection: Connection,
+    kind: str,
+    bodies: list[dict[str, Any]],
+    writes: list[Write | None],
+    rows: list[int],
+    outcome: Outcome,
+) -> None:
+    """Send one call's rows, retrying throttled statements, and record each row's outcome. An
+    INSERT that reports a duplicate key after a resend succeeded if its item is stored as sent."""
+    pending = rows
     for attempt in range(_BATCH_ATTEMPTS):
         if attempt:
             _pause(attempt)
@@ -99,58 +147,47 @@ def _batch(
         # botocore resends a request whose answer was lost (a reset, a 500) and so do we below
         # for statements that failed with an internal error: an unseen attempt may have
         # applied a statement that now reports a duplicate.
-        resent = attempt > 0 or response.get("ResponseMetadata", {}).get("RetryAttempts", 0) > 0
+        again = attempt > 0 or resent(response)
         throttled = []
         duplicates: dict[int, str] = {}
-        for index, answer in zip(pending, response.get("Responses", []), strict=True):
+        for row, answer in zip(pending, response.get("Responses", []), strict=True):
             if "Error" not in answer:
-                counts.append(_batch_rowcount(kind, bodies[index]["Statement"], answer))
+                outcome.counts[row] = _batch_rowcount(kind, bodies[row]["Statement"], answer)
                 continue
             code, message = answer["Error"].get("Code", ""), answer["Error"].get("Message", "")
             if code == "ConditionalCheckFailed" and kind in ("UPDATE", "DELETE"):
-                counts.append(0)  # SQL: the WHERE matched no row
+                outcome.counts[row] = 0  # SQL: the WHERE matched no row
             elif code in _RETRYABLE_BATCH_CODES and attempt + 1 < _BATCH_ATTEMPTS:
-                throttled.append(index)
-            elif code in DUPLICATE_CODES and kind == "INSERT" and resent:
-                duplicates[index] = message
+                throttled.append(row)
+            elif code in DUPLICATE_CODES and kind == "INSERT" and again and writes[row] is not None:
+                duplicates[row] = message
             else:
-                failures.append((offset + index, code, message))
+                outcome.failures[row] = (code, message)
         if duplicates:
-            written = _stored_as_sent(connection, bodies, list(duplicates))
-            counts += [1] * len(written)
-            failures += [
-                (
-                    offset + index,
-                    "DuplicateItem",
-                    f"{message} (the request was resent after its answer "
-                    "was lost, and the stored item differs from this row)",
-                )
-                for index, message in duplicates.items()
-                if index not in written
-            ]
+            outcome.resolving = set(duplicates)
+            ours = stored_as_sent(connection, [writes[row] for row in duplicates])
+            outcome.resolving = set()
+            for (row, message), written in zip(duplicates.items(), ours, strict=True):
+                if written:
+                    outcome.counts[row] = 1
+                else:
+                    outcome.failures[row] = ("DuplicateItem", f"{message} {NOT_OURS}")
         pending = throttled
         if not pending:
             break
-    return counts, failures
 
 
-def _stored_as_sent(connection: Connection, bodies: list[dict[str, Any]], indexes: list[int]) -> set[int]:
-    """Those of the INSERTs at ``indexes`` whose item is stored exactly as they write it.
+def stored_as_sent(connection: Connection, writes: list[Write]) -> list[bool]:
+    """For INSERTs that reported a duplicate key on a resent request: whether each one's item is
+    stored exactly as it writes it.
 
-    They reported a duplicate key on a resent request. BatchExecuteStatement takes no
-    idempotency token, so only the stored item can tell whether an earlier attempt wrote it:
-    if it holds exactly this row's attributes, the INSERT counts as done (an identical item
-    written by someone else in that window cannot be told apart, and leaves the same table).
-    Anything else stays a duplicate-key error."""
-    inserts = {
-        i: writes.parse(bodies[i]["Statement"], bodies[i].get("Parameters", []), connection.key_names)
-        for i in indexes
-    }
+    Without an idempotency token (BatchExecuteStatement and ExecuteStatement take none) only
+    the stored item can tell whether an earlier attempt wrote it: if it holds exactly this row's
+    attributes, the INSERT counts as done (an identical item written by someone else in that
+    window cannot be told apart, and leaves the same table). Anything else stays a duplicate."""
     keys: dict[str, list[dict[str, Any]]] = {}
-    for write in filter(None, inserts.values()):
+    for write in writes:
         keys.setdefault(write.table, []).append(dict(write.key))
-    if not keys:
-        return set()
     requests = {table: {"Keys": table_keys, "ConsistentRead": True} for table, table_keys in keys.items()}
     responses, _ = _until_processed(connection, "batch_get_item", requests, "UnprocessedKeys")
     stored = [
@@ -159,19 +196,67 @@ def _stored_as_sent(connection: Connection, bodies: list[dict[str, Any]], indexe
         for table, items in response.get("Responses", {}).items()
         for item in items
     ]
-    written = {
-        i
-        for i, write in inserts.items()
-        if write is not None and (write.table, _plain(write.values)) in stored
-    }
-    if written:
+    written = [(write.table, _plain(write.values)) in stored for write in writes]
+    if any(written):
         log.info(
             "%d of %d INSERTs that reported a duplicate key after a resend found their item stored "
             "as sent: an earlier attempt wrote them, counted as written",
-            len(written),
-            len(indexes),
+            sum(written),
+            len(writes),
         )
     return written
+
+
+def put(connection: Connection, bodies: list[dict[str, Any]]) -> int:
+    """``PUT INTO "t" VALUE {...}``, this driver's overwrite write (PartiQL has none): every item
+    is checked, then they go out with BatchWriteItem, 25 per call, unprocessed ones resent with
+    backoff. Returns the number of items written; a failure says what became of every row."""
+    if not connection.autocommit:
+        raise NotSupportedError(
+            "PUT (upsert) writes at once with BatchWriteItem and cannot join a transaction: "
+            "run it on an AUTOCOMMIT connection"
+        )
+    writes = []
+    for row, body in enumerate(bodies):
+        with in_row(row, len(bodies)):
+            writes.append(connection._checked(body["Statement"], body))
+    if None in writes:
+        raise ProgrammingError("PUT takes the form PUT INTO \"table\" VALUE {'attribute': ?, ...}")
+    outcome = Outcome(len(bodies))
+    chunks = chunks_of(writes)
+    for number, chunk in enumerate(chunks):
+        try:
+            _put(connection, [writes[row] for row in chunk], chunk, outcome)
+        except Error as error:
+            raise outcome.cut_off(error, chunks, number) from error.__cause__
+    if outcome.failures:
+        error = OperationalError(
+            f"{len(outcome.failures)} items stayed unprocessed after {_BATCH_ATTEMPTS} attempts and "
+            "were not written; retry them later or raise the table's capacity"
+        )
+        raise report_partial(error, list(outcome.counts), list(outcome.failures), [])
+    return len(bodies)
+
+
+def _put(connection: Connection, writes: list[Write], rows: list[int], outcome: Outcome) -> None:
+    requests: dict[str, list] = {}
+    for write in writes:
+        requests.setdefault(write.table, []).append({"PutRequest": {"Item": write.values}})
+    _, leftover = _until_processed(connection, "batch_write_item", requests, "UnprocessedItems")
+    unprocessed = {
+        (table, repr(_key_of(request["PutRequest"]["Item"], connection.key_names(table))))
+        for table, table_requests in leftover.items()
+        for request in table_requests
+    }
+    for row, write in zip(rows, writes, strict=True):
+        if write.identity in unprocessed:
+            outcome.failures[row] = ("UnprocessedItems", "unprocessed")
+        else:
+            outcome.counts[row] = 1
+
+
+def _key_of(item: dict[str, Any], names: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
+    return tuple((name, item[name]) for name in names)
 
 
 def _until_processed(
@@ -207,14 +292,3 @@ def _batch_rowcount(kind: str, operation: str, answer: dict[str, Any]) -> int:
     if kind == "DELETE":
         return (1 if "Item" in answer else 0) if stmt.has_returning(operation) else -1
     return 1
-
-
-def _batch_error(failures: list[tuple[int, str, str]], total: int) -> Error:
-    _, code, message = failures[0]
-    detail = "; ".join(f"row {i}: {c}: {m}" for i, c, m in failures[:10])
-    more = f" (and {len(failures) - 10} more)" if len(failures) > 10 else ""
-    cls = batch_error_class(code, message)
-    return cls(
-        f"{len(failures)} of {total} batched statements failed, the others were applied: {detail}{more}",
-        code=code,
-    )

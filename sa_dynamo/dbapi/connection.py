@@ -3,7 +3,8 @@
 Outside autocommit, INSERT/UPDATE/DELETE are held until ``commit()``, which sends them as one
 ExecuteTransaction with a fresh ClientRequestToken (botocore's retries reuse it, so a commit
 whose answer was lost is applied once); ``rollback()`` discards them. Reads run at once and see
-committed data only. In autocommit every statement is sent when executed.
+committed data only. In autocommit every statement is sent when executed. Every write is checked (validate.py) when
+it is executed, so a commit sends only writes that passed.
 """
 
 from __future__ import annotations
@@ -12,29 +13,57 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from . import control_plane, values, writes
 from . import statement as stmt
 from .cursor import Cursor
-from .errors import Error, InterfaceError, NotSupportedError, ProgrammingError, translate
-from .validate import check_write
+from .errors import (
+    Error,
+    InterfaceError,
+    NotSupportedError,
+    ProgrammingError,
+    in_row,
+    report_partial,
+    translate,
+)
+from .validate import TableRules, check_write
 
 log = logging.getLogger("sa_dynamo.dbapi")
 
 MAX_TRANSACTION_ACTIONS = 100
 
 
-class Connection:
-    """A DBAPI connection over one boto3 DynamoDB client."""
+@dataclass(frozen=True)
+class Pending:
+    """A write held for commit, and the transaction's writes it stands for (their positions in
+    the order executed: several when writes of one item were merged)."""
 
-    def __init__(self, client: Any, autocommit: bool = False, chunked_commit: bool = False):
+    action: writes.Write | dict[str, Any]
+    rows: tuple[int, ...]
+
+
+class Connection:
+    """A DBAPI connection over one boto3 DynamoDB client.
+
+    ``hide_parameters``: no parameter value appears in the driver's messages (SQLAlchemy's
+    ``create_engine(hide_parameters=True)`` sets it)."""
+
+    def __init__(
+        self,
+        client: Any,
+        autocommit: bool = False,
+        chunked_commit: bool = False,
+        hide_parameters: bool = False,
+    ):
         self.client = client
         self.autocommit = autocommit
         # More than 100 writes are committed as several transactions, each atomic on its own.
         self.chunked_commit = chunked_commit
+        self.hide_parameters = hide_parameters
         self.closed = False
-        self._keys: dict[str, tuple[str, ...]] = {}
+        self._tables: dict[str, TableRules] = {}
         self._discard()
         values.register_wire_items(client)
 
@@ -51,21 +80,45 @@ class Connection:
     def commit(self) -> None:
         if self.closed:
             raise InterfaceError("connection is closed")
-        actions = self._pending
-        pending = [p.render() if isinstance(p, writes.Write) else p for p in actions]
+        held, merged_away = self._pending, self._merged_away
         self._discard()
-        if len(pending) > MAX_TRANSACTION_ACTIONS and not self.chunked_commit:
+        if len(held) > MAX_TRANSACTION_ACTIONS and not self.chunked_commit:
             raise ProgrammingError(
-                f"this transaction holds {len(pending)} writes; DynamoDB commits at most "
+                f"this transaction holds {len(held)} writes; DynamoDB commits at most "
                 f"{MAX_TRANSACTION_ACTIONS} atomically. Nothing was written: commit in smaller "
                 "transactions, opt into non-atomic chunks (dynamodb_chunked_commit=True), or use "
                 "AUTOCOMMIT for bulk writes"
             )
-        for start in range(0, len(pending), MAX_TRANSACTION_ACTIONS):
-            end = start + MAX_TRANSACTION_ACTIONS
-            self._commit_atomically(pending[start:end], actions[start:end])
+        chunks = [held[i : i + MAX_TRANSACTION_ACTIONS] for i in range(0, len(held), MAX_TRANSACTION_ACTIONS)]
+        for number, chunk in enumerate(chunks):
+            try:
+                self._commit_atomically(chunk)
+            except Error as error:
+                if len(chunks) == 1:
+                    raise
+                raise self._chunk_failed(error, chunks, number, merged_away) from error.__cause__
 
-    def _commit_atomically(self, statements: list[dict[str, Any]], actions: list[Any]) -> None:
+    @staticmethod
+    def _chunk_failed(
+        error: Error, chunks: list[list[Pending]], failed: int, merged_away: list[int]
+    ) -> Error:
+        """The error of one chunk of a chunked commit, saying what became of every write: the
+        chunks before it are committed, the chunks after it were not sent."""
+        rows = [[row for pending in chunk for row in pending.rows] for chunk in chunks]
+        done = [row for chunk in rows[:failed] for row in chunk] + merged_away
+        later = [row for chunk in rows[failed + 1 :] for row in chunk]
+        error.args = (
+            f"chunk {failed + 1} of {len(chunks)} of a chunked commit (dynamodb_chunked_commit=True, each "
+            f"chunk atomic on its own) failed: {error.args[0]}. Writes are numbered in the order "
+            "they were executed in the transaction",
+        )
+        if error.outcome_unknown:
+            return report_partial(error, done, later, rows[failed], noun="write")
+        return report_partial(error, done, rows[failed] + later, [], noun="write")
+
+    def _commit_atomically(self, chunk: list[Pending]) -> None:
+        actions = [pending.action for pending in chunk]
+        statements = [a.render() if isinstance(a, writes.Write) else a for a in actions]
         # One token per attempt at this commit: botocore's retries resend it, so a commit whose
         # answer was lost is applied once.
         token = uuid.uuid4().hex
@@ -74,7 +127,7 @@ class Connection:
         except Error as error:
             error.statements = statements  # CancellationReasons are indexed like these
             failed = [
-                f"{action.kind} of {action.key_text()} in {action.table!r}"
+                f"{action.kind} of {action.key_text(self.hide_parameters)} in {action.table!r}"
                 for action, reason in zip(
                     actions, error.response.get("CancellationReasons") or [], strict=False
                 )
@@ -102,18 +155,40 @@ class Connection:
         self.closed = True
 
     def _discard(self) -> None:
-        self._pending: list[writes.Write | dict[str, Any]] = []
-        self._writes: dict[tuple[str, str], writes.Write] = {}
+        self._pending: list[Pending] = []
+        self._writes: dict[tuple[str, str], Pending] = {}
+        self._merged_away: list[int] = []  # writes that cancelled out (an insert, then its delete)
+        self._executed = 0  # writes executed in this transaction
 
     def _buffer(
-        self, kind: str, operation: str, body: dict[str, Any], matches: Callable[[dict], bool] | None = None
-    ) -> int:
-        """Hold one write for commit, merged with an earlier write of the same item; return its
-        rowcount: what a successful commit guarantees, or what the merge already decided.
+        self,
+        kind: str,
+        statements: list[tuple[str, dict[str, Any]]],
+        matches: Callable[[dict], bool] | None = None,
+    ) -> list[int]:
+        """Hold writes for commit, each merged with an earlier write of the same item; their
+        rowcounts: what a successful commit guarantees, or what the merge already decided. All
+        or none: when one fails its checks, the buffer stays as it was.
 
-        ``matches`` is the WHERE of an UPDATE/DELETE as a test of the item: the item is read
+        ``matches`` is the WHERE of one UPDATE/DELETE as a test of the item: the item is read
         (consistently) and tested first, so the rowcount is exact at once, and a write whose
         WHERE matches nothing is not held (SQL: zero rows, the transaction goes on)."""
+        if len(statements) == 1:
+            return [self._buffer_one(kind, *statements[0], matches)]  # checked before it changes anything
+        saved = (list(self._pending), dict(self._writes), list(self._merged_away), self._executed)
+        counts = []
+        try:
+            for row, (operation, body) in enumerate(statements):
+                with in_row(row, len(statements)):
+                    counts.append(self._buffer_one(kind, operation, body))
+            return counts
+        except Exception:
+            self._pending, self._writes, self._merged_away, self._executed = saved
+            raise
+
+    def _buffer_one(
+        self, kind: str, operation: str, body: dict[str, Any], matches: Callable[[dict], bool] | None = None
+    ) -> int:
         if kind == "DELETE":
             operation = stmt.without_returning_old(operation)
             body = dict(body, Statement=operation)
@@ -121,45 +196,67 @@ class Connection:
             raise NotSupportedError(
                 "RETURNING cannot run inside a DynamoDB transaction: use isolation_level='AUTOCOMMIT' for this statement"
             )
-        write = self._parse(operation, body)
+        write = self._checked(operation, body)
+        row = self._executed
         earlier = self._writes.get(write.identity) if write is not None else None
         if earlier is None:
             if matches is not None and write is not None and kind != "INSERT":
                 item = self.read_item(write.table, write.key)
                 if item is None or not matches(item):
+                    self._executed += 1
                     return 0
+            held = Pending(write or body, (row,))
             if write is not None:
-                self._writes[write.identity] = write
-            self._pending.append(write or body)
+                self._writes[write.identity] = held
+            self._pending.append(held)
+            self._executed += 1
             # A failed UPDATE condition cancels the whole commit, so a committed UPDATE matched
             # one item. A DELETE of a missing item commits silently, so without the read its
             # count is unknown.
             return -1 if kind == "DELETE" and matches is None else 1
-        merged, rowcount = writes.merge(earlier, write)
+        merged, rowcount = writes.merge(earlier.action, write, self.hide_parameters)
+        if merged is not None:  # e.g. an UPDATE that grows an inserted item past 400 KB
+            check_write(merged, self.table_rules(merged.table), self.hide_parameters)
         position = next(i for i, pending in enumerate(self._pending) if pending is earlier)
         if merged is None:
             del self._pending[position]
             del self._writes[write.identity]
+            self._merged_away += [*earlier.rows, row]
         else:
-            self._pending[position] = self._writes[write.identity] = merged
+            self._pending[position] = self._writes[write.identity] = Pending(merged, (*earlier.rows, row))
+        self._executed += 1
         return rowcount
 
-    def _parse(self, operation: str, body: dict[str, Any]) -> writes.Write | None:
-        """The canonical write a statement performs (checked), or None for other statements."""
+    def _checked(self, operation: str, body: dict[str, Any]) -> writes.Write | None:
+        """The canonical write a statement performs, checked against every rule of validate.py
+        (None for other statements, which DynamoDB alone judges)."""
         write = writes.parse(operation, body.get("Parameters", []), self.key_names)
         if write is not None:
-            check_write(write)
+            check_write(write, self.table_rules(write.table), self.hide_parameters)
         return write
 
     def set_key_names(self, table: str, names: tuple[str, ...]) -> None:
         """Tell the connection a table's key attributes (HASH first), sparing it a DescribeTable."""
-        self._keys[table] = tuple(names)
+        known = self._tables.get(table)
+        if known is None or known.key != tuple(names):
+            self._tables[table] = TableRules(table, tuple(names))
+
+    def set_table_rules(self, rules: TableRules) -> None:
+        """Tell the connection all it should check a table's writes against (see TableRules)."""
+        self._tables[rules.table] = rules
+
+    def table_rules(self, table: str, key_types: bool = False) -> TableRules:
+        """What the connection checks writes to ``table`` against: DescribeTable's, once per
+        table, when nobody told it (or told it the key names only, and ``key_types`` asks for
+        the types of the table's and its indexes' keys)."""
+        known = self._tables.get(table)
+        if known is None or (key_types and not known.key_attributes):
+            self._tables[table] = known = control_plane.table_rules(self, table)
+        return known
 
     def key_names(self, table: str) -> tuple[str, ...]:
-        """The table's key attributes, HASH first (DescribeTable, once per table)."""
-        if table not in self._keys:
-            self._keys[table] = control_plane.table_key_names(self, table)
-        return self._keys[table]
+        """The table's key attributes, HASH first."""
+        return self.table_rules(table).key
 
     def read_item(self, table: str, key: tuple[tuple[str, dict], ...]) -> dict[str, Any] | None:
         """The item as committed, read strongly consistently (one GetItem), or None."""

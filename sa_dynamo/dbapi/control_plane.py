@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .errors import Error, OperationalError, ProgrammingError
+from .validate import TableRules, rules_from_description
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -57,9 +58,10 @@ def key_names(described: dict[str, Any]) -> tuple[str, ...]:
     return tuple(k["AttributeName"] for k in ordered)
 
 
-def table_key_names(connection: Connection, table: str) -> tuple[str, ...]:
-    """The key attributes of an existing table, HASH first; DynamoDB's error when there is none."""
-    return key_names(_described(connection, table))
+def table_rules(connection: Connection, table: str) -> TableRules:
+    """What DescribeTable tells of an existing table's writes (its and its indexes' key
+    attributes and types); DynamoDB's error when there is no such table."""
+    return rules_from_description(_described(connection, table))
 
 
 def time_to_live_attribute(connection: Connection, table: str) -> str | None:

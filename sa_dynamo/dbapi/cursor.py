@@ -11,9 +11,19 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import batch
+from . import batch, writes
 from . import statement as stmt
-from .errors import CONDITION_FAILED, InterfaceError, NotSupportedError, ProgrammingError, translate
+from .errors import (
+    CONDITION_FAILED,
+    DUPLICATE_CODES,
+    DataError,
+    InterfaceError,
+    NotSupportedError,
+    ProgrammingError,
+    in_row,
+    shown,
+    translate,
+)
 from .paging import Discriminator, Pages, projection
 from .validate import check_statement_size
 from .values import serialize
@@ -22,12 +32,24 @@ if TYPE_CHECKING:
     from .connection import Connection
 
 
-def request(operation: str, parameters: Sequence[Any] | None) -> dict[str, Any]:
-    """The ExecuteStatement-shaped request for one statement (Parameters omitted when empty)."""
+def request(operation: str, parameters: Sequence[Any] | None, hidden: bool = False) -> dict[str, Any]:
+    """The ExecuteStatement-shaped request for one statement (Parameters omitted when empty); a
+    value DynamoDB cannot store is a DataError that names its parameter."""
     check_statement_size(operation)
     body: dict[str, Any] = {"Statement": operation}
     if parameters:
-        body["Parameters"] = [serialize(p) for p in parameters]
+        body["Parameters"] = serialized = []
+        for position, value in enumerate(parameters, 1):
+            try:
+                serialized.append(serialize(value))
+            except DataError as error:
+                names = writes.value_names(operation)
+                what = (
+                    f"attribute {names[position - 1]!r}"
+                    if position <= len(names)
+                    else f"parameter {position}"
+                )
+                raise DataError(f"{what} ({shown(value, hidden)}): {error}") from None
     return body
 
 
@@ -105,7 +127,7 @@ class Cursor:
     def execute(self, operation: str, parameters: Sequence[Any] | None = None) -> Cursor:
         self._check_open()
         self._reset()
-        body = request(operation, parameters)
+        body = request(operation, parameters, self.connection.hide_parameters)
         kind = _kind(operation)
         if kind == "SELECT":
             self._start_select(operation, body)
@@ -113,9 +135,9 @@ class Cursor:
             if self.connection.autocommit:
                 self._write_now(kind, operation, body)
             else:
-                self.rowcount = self.connection._buffer(kind, operation, body, self.write_matches)
+                (self.rowcount,) = self.connection._buffer(kind, [(operation, body)], self.write_matches)
         elif kind == "PUT":
-            self.rowcount = batch.put(self.connection, operation, [body])
+            self.rowcount = batch.put(self.connection, [body])
         else:
             raise ProgrammingError(
                 f"cannot run a {kind or 'blank'} statement: use SELECT, INSERT, UPDATE, DELETE or PUT"
@@ -132,22 +154,45 @@ class Cursor:
         return self
 
     def executemany(self, operation: str, seq_of_parameters: Sequence[Sequence[Any]]) -> Cursor:
+        return self._execute_rows(_kind(operation), [(operation, params) for params in seq_of_parameters])
+
+    def executemany_statements(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> Cursor:
+        """``executemany`` where each row has its own statement text, all of one kind (the
+        dialect leaves a row's None attributes out of its INSERT)."""
+        kinds = {_kind(operation) for operation, _ in statements}
+        return self._execute_rows(kinds.pop() if len(kinds) == 1 else "mixed", statements)
+
+    def _execute_rows(self, kind: str, statements: Sequence[tuple[str, Sequence[Any]]]) -> Cursor:
+        """Every row is checked before anything is sent or buffered, so a bad row writes nothing;
+        in AUTOCOMMIT a failure after that raises an error whose ``applied``, ``unapplied`` and
+        ``unknown`` are row indexes."""
         self._check_open()
         self._reset()
-        kind = _kind(operation)
         if kind not in ("INSERT", "UPDATE", "DELETE", "PUT"):
             raise NotSupportedError(
-                "executemany runs INSERT, UPDATE, DELETE or PUT; run a SELECT with execute()"
+                "executemany runs INSERT, UPDATE, DELETE or PUT, one kind at a time; run a SELECT with execute()"
             )
-        # Every row is serialized before anything is sent or buffered: a bad value writes nothing.
-        bodies = [request(operation, params) for params in seq_of_parameters]
+        if not statements:
+            self.rowcount = 0
+            return self
+        hidden, rows = self.connection.hide_parameters, len(statements)
+        bodies = []
+        for row, (operation, parameters) in enumerate(statements):
+            with in_row(row, rows):
+                bodies.append(request(operation, parameters, hidden))
         if kind == "PUT":
-            self.rowcount = batch.put(self.connection, operation, bodies)
+            self.rowcount = batch.put(self.connection, bodies)
         elif not self.connection.autocommit:
-            counts = [self.connection._buffer(kind, operation, body) for body in bodies]
+            counts = self.connection._buffer(kind, [(body["Statement"], body) for body in bodies])
             self.rowcount = batch.total_rowcount(counts)
         else:
-            self.rowcount, error = batch.execute(self.connection, kind, bodies)
+            checked = []
+            for row, body in enumerate(bodies):
+                with in_row(row, rows):
+                    checked.append(
+                        self.connection._checked(stmt.without_returning_old(body["Statement"]), body)
+                    )
+            self.rowcount, error = batch.execute(self.connection, kind, bodies, checked)
             if error is not None:
                 raise error
         return self
@@ -250,7 +295,7 @@ class Cursor:
     # -- writing -------------------------------------------------------------------------
 
     def _write_now(self, kind: str, operation: str, body: dict[str, Any]) -> None:
-        self.connection._parse(stmt.without_returning_old(operation), body)
+        write = self.connection._checked(stmt.without_returning_old(operation), body)
         try:
             response = self.connection._call("execute_statement", body, translate_errors=False)
         except Exception as exc:
@@ -258,6 +303,13 @@ class Cursor:
             if error.code == CONDITION_FAILED and kind in ("UPDATE", "DELETE"):
                 self.rowcount = 0  # SQL: the WHERE matched no row
                 return
+            if error.code in DUPLICATE_CODES and write is not None and batch.resent(error.response):
+                # An attempt whose answer was lost may have written the item: it is ours if it
+                # holds exactly what this INSERT writes (as for a batch, batch.stored_as_sent).
+                if batch.stored_as_sent(self.connection, [write]) == [True]:
+                    self.rowcount = 1
+                    return
+                error.args = (f"{error.args[0]} {batch.NOT_OURS}",)
             raise error from exc
         items = response.get("Items", [])
         if stmt.has_returning(operation):

@@ -6,6 +6,11 @@ callers can branch without parsing text.
 
 from __future__ import annotations
 
+import contextlib
+import datetime
+import reprlib
+from collections.abc import Iterator, Sequence
+from decimal import Decimal
 from typing import Any
 
 from botocore.exceptions import (
@@ -36,6 +41,11 @@ class Error(Exception):
         self.statements: list[dict[str, Any]] = []
         # For a failed commit: True when no answer says whether DynamoDB applied it.
         self.outcome_unknown = False
+        # For writes that are not atomic together (an AUTOCOMMIT executemany, a chunked commit)
+        # and failed partway: the rows (indexes) applied, not applied, and of unknown outcome.
+        self.applied: list[int] | None = None
+        self.unapplied: list[int] | None = None
+        self.unknown: list[int] | None = None
 
     @property
     def unanswered(self) -> bool:
@@ -74,6 +84,74 @@ class ProgrammingError(DatabaseError):
 
 class NotSupportedError(DatabaseError):
     pass
+
+
+# -- values in messages ---------------------------------------------------------------------
+
+SHOWN_CHARACTERS = 32
+HIDDEN = "(value hidden: hide_parameters)"
+_repr = reprlib.Repr()
+_repr.maxlevel = 3
+_repr.maxstring = _repr.maxother = SHOWN_CHARACTERS + 8
+
+
+def shown(value: Any, hidden: bool) -> str:
+    """A parameter value (or a key) as a message quotes it: at most SHOWN_CHARACTERS of it, and
+    nothing at all when the engine hides parameters. Safe for any value: nesting too deep for
+    repr() is cut (reprlib), and a date reads as its ISO text."""
+    if hidden:
+        return HIDDEN
+    if isinstance(value, (str, bytes)):
+        text = repr(value[: SHOWN_CHARACTERS + 1])
+    elif isinstance(value, (datetime.date, datetime.time)):
+        text = value.isoformat()
+    elif isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
+        text = str(value)
+    else:
+        text = _repr.repr(value)
+    return text if len(text) <= SHOWN_CHARACTERS else text[:SHOWN_CHARACTERS] + "..."
+
+
+def row_ranges(rows: Sequence[int], noun: str = "row") -> str:
+    """Row indexes as a short list of ranges: "rows 0-16, 18-29", "row 17", "no row"."""
+    if not rows:
+        return f"no {noun}"
+    spans: list[list[int]] = []
+    for row in sorted(rows):
+        if spans and row == spans[-1][1] + 1:
+            spans[-1][1] = row
+        else:
+            spans.append([row, row])
+    text = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+    return f"{noun}{'s' if len(rows) > 1 else ''} {text}"
+
+
+@contextlib.contextmanager
+def in_row(row: int, rows: int) -> Iterator[None]:
+    """Name the row of an executemany in the message of an error it raises (before sending)."""
+    try:
+        yield
+    except Error as error:
+        if rows > 1:
+            error.args = (f"row {row} of {rows}: {error.args[0] if error.args else ''}",)
+        raise
+
+
+def report_partial(
+    error: Error, applied: list[int], unapplied: list[int], unknown: list[int], noun: str = "row"
+) -> Error:
+    """Give an error about writes that are not atomic together what became of each of them, as
+    data (``applied``, ``unapplied``, ``unknown``) and at the end of its message, so that a
+    caller can resume exactly where it stopped."""
+    error.applied, error.unapplied, error.unknown = sorted(applied), sorted(unapplied), sorted(unknown)
+    parts = [f"applied: {row_ranges(applied, noun)}", f"not applied: {row_ranges(unapplied, noun)}"]
+    if unknown:
+        parts.append(
+            f"outcome unknown (DynamoDB may or may not have applied them: read them back before "
+            f"writing them again): {row_ranges(unknown, noun)}"
+        )
+    error.args = (f"{error.args[0] if error.args else ''}. {'; '.join(parts)}",)
+    return error
 
 
 DUPLICATE_CODES = frozenset({"DuplicateItem", "DuplicateItemException"})
@@ -121,6 +199,10 @@ _DATA_MESSAGES = (
     "an operand in the update expression has an incorrect data type",
     "key attribute should be present in the item",
     "empty attribute name",
+    "nesting levels have exceeded",
+    "primary key values must be under",
+    "size limit exceeded",
+    "invalid attribute value type",
 )
 
 

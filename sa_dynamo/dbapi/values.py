@@ -1,8 +1,9 @@
 """Python values <-> DynamoDB AttributeValues, and the fast path that reads pages as DynamoDB's JSON.
 
 Numbers are exact: N becomes ``Decimal`` and floats are converted through their shortest repr,
-never through binary rounding. NaN and infinity cannot be stored, so they are refused here,
-before anything is sent.
+never through binary rounding. What DynamoDB cannot store (NaN, infinity, more than 38 digits,
+more than 32 levels of nesting: the rules of validate.py) is refused here, before anything is
+sent.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from boto3.dynamodb.types import DYNAMODB_CONTEXT, Binary, TypeDeserializer
 
 from .errors import DataError
+from .validate import MAX_NESTING, check_number, nesting_error, number_text
 
 _deserializer = TypeDeserializer()
 _NUMBERS = DYNAMODB_CONTEXT  # what TypeDeserializer reads NS elements with
@@ -30,21 +32,8 @@ def _number(value: int | float | Decimal) -> str:
         value = Decimal(repr(value))  # the shortest repr: 0.1 is sent as 0.1, not 0.1000000000000000055
     elif isinstance(value, int):
         value = Decimal(value)
-    if not value.is_finite():
-        raise DataError(f"DynamoDB cannot store {value}: store None (attribute absent) or a finite number")
-    if value.is_zero():
-        return "0"
-    # Counted from the digit tuple: normalize() would round to the context's 28 digits first.
-    significant = "".join(map(str, value.as_tuple().digits)).rstrip("0")
-    if len(significant) > 38:
-        raise DataError(f"number {value} has more than 38 significant digits; DynamoDB keeps 38 exactly")
-    if not -130 <= value.adjusted() <= 125:
-        raise DataError(f"number {value} is outside DynamoDB's range (1E-130 to 9.9E+125)")
-    # DynamoDB's own form: plain notation without insignificant zeros ("1.50" -> "1.5",
-    # "1E+2" -> "100"). INSERT normalises on the server, but DynamoDB Local stores the text of
-    # an UPDATE's SET value verbatim, so the driver sends the canonical form itself.
-    text = format(value, "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    check_number(value)
+    return number_text(value)
 
 
 def _set(value: Set) -> dict[str, list]:
@@ -54,11 +43,13 @@ def _set(value: Set) -> dict[str, list]:
     if len(kinds) != 1:
         raise DataError(f"a DynamoDB set holds one kind of value (strings, numbers or binary), got {kinds}")
     kind = kinds.pop()
+    # Distinct in Python, equal in DynamoDB (0.1 and Decimal("0.1")): DynamoDB refuses a set
+    # with duplicates, so each is sent once.
     if kind == "S":
         return {"SS": sorted(value)}
     if kind == "N":
-        return {"NS": [_number(v) for v in value]}
-    return {"BS": [bytes(v) for v in value]}
+        return {"NS": sorted({_number(v) for v in value})}
+    return {"BS": sorted({bytes(v) for v in value})}
 
 
 def _scalar_kind(value: Any) -> str:
@@ -71,8 +62,10 @@ def _scalar_kind(value: Any) -> str:
     raise DataError(f"a DynamoDB set cannot hold {type(value).__name__} values")
 
 
-def serialize(value: Any) -> dict[str, Any]:
-    """One Python value as a DynamoDB AttributeValue."""
+def serialize(value: Any, depth: int = 0) -> dict[str, Any]:
+    """One Python value as a DynamoDB AttributeValue. ``depth``: the maps and lists around it;
+    DynamoDB stores 32 levels, and a deeper value (or one that contains itself) is refused here
+    rather than exhausting Python's recursion."""
     if value is None:
         return {"NULL": True}
     if isinstance(value, bool):
@@ -85,18 +78,20 @@ def serialize(value: Any) -> dict[str, Any]:
         return {"B": bytes(value)}
     if isinstance(value, Binary):
         return {"B": value.value}
-    if isinstance(value, Mapping):
-        return {"M": {str(k): serialize(v) for k, v in value.items()}}
     if isinstance(value, Set):
         return _set(value)
-    if isinstance(value, Sequence):
-        return {"L": [serialize(v) for v in value]}
     if isinstance(value, (datetime.date, datetime.time)):
         return {"S": value.isoformat()}
-    raise DataError(
-        f"cannot send a {type(value).__name__} to DynamoDB: use str, int, Decimal, float, bool, bytes, "
-        "set, list, dict or None"
-    )
+    if not isinstance(value, (Mapping, Sequence)):
+        raise DataError(
+            f"cannot send a {type(value).__name__} to DynamoDB: use str, int, Decimal, float, bool, "
+            "bytes, set, list, dict or None"
+        )
+    if depth >= MAX_NESTING:
+        raise nesting_error()
+    if isinstance(value, Mapping):
+        return {"M": {str(k): serialize(v, depth + 1) for k, v in value.items()}}
+    return {"L": [serialize(v, depth + 1) for v in value]}
 
 
 def _reader(binary: Callable[[Any], bytes]) -> Callable[[Mapping[str, Any]], Any]:

@@ -10,11 +10,13 @@ rowcount is known at once. Other statements are sent as written.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from typing import Any
 
-from .errors import DataError, IntegrityError, NotSupportedError
+from .errors import IntegrityError, NotSupportedError, shown
 
 _IDENT = r'"(?:[^"]|"")*"'
 # The canonical INSERT/UPDATE forms, also read by the dialect to rewrite None as absent.
@@ -33,6 +35,12 @@ _DELETE = re.compile(
     rf"^DELETE FROM (?P<table>{_IDENT}) WHERE (?P<where>.*?)(?: RETURNING ALL OLD \*)?$", re.DOTALL
 )
 _EQUALS = re.compile(rf"^({_IDENT}) = \?$")
+
+
+def _plain(key_value: dict[str, Any]) -> Any:
+    """A key's AttributeValue (S, N or B) as the Python value it was given as."""
+    ((kind, inner),) = key_value.items()
+    return Decimal(inner) if kind == "N" else inner
 
 
 def _name(quoted: str) -> str:
@@ -88,9 +96,13 @@ class Write:
     def identity(self) -> tuple[str, str]:
         return self.table, repr(self.key)
 
-    def key_text(self) -> str:
-        """The key as the user wrote it, for messages: {'pk': 'a', 'sk': '1'}."""
-        return str({name: next(iter(value.values())) for name, value in self.key})
+    def key_text(self, hidden: bool = False) -> str:
+        """The key for messages: {'pk': 'a', 'sk': '1'} (each value cut short), or (pk, sk) when
+        the engine hides parameters."""
+        if hidden:
+            return "(" + ", ".join(name for name, _ in self.key) + ")"
+        pairs = (f"{name!r}: {shown(_plain(value), False)}" for name, value in self.key)
+        return "{" + ", ".join(pairs) + "}"
 
     def render(self) -> dict[str, Any]:
         """The ExecuteTransaction statement for this write."""
@@ -119,46 +131,83 @@ class Write:
         return {"Statement": text, "Parameters": parameters} if parameters else {"Statement": text}
 
 
-def parse(operation: str, parameters: list[dict], key_names: Any) -> Write | None:
-    """The Write a canonical statement performs, or None for any other statement.
+@dataclass(frozen=True)
+class Shape:
+    """What a canonical statement's text says, before its parameters: the kind, the table, the
+    attributes written (an INSERT's values, an UPDATE's SET), removed, and the WHERE text."""
 
-    ``key_names(table)`` gives the table's key attribute names (from DescribeTable).
-    """
+    kind: str
+    table: str
+    names: tuple[str, ...]
+    removes: tuple[str, ...] = ()
+    where: str | None = None
+
+
+@functools.lru_cache(maxsize=1024)
+def shape(operation: str) -> Shape | None:
+    """The shape of a canonical INSERT/PUT/UPDATE/DELETE, None for any other statement. Cached:
+    an executemany reads one text for every row, SQLAlchemy sends the same texts again."""
     text = operation.strip()
     if (match := INSERT_FORM.match(text)) is not None:
         names = joined(INSERT_ENTRY, match.group("body"), ", ")
-        if names is None or len(names) != len(parameters):
+        if names is None:
             return None
-        names = [n[1:-1].replace("''", "'") for n in names]
-        table = _name(match.group("table"))
-        values = dict(zip(names, parameters, strict=True))
-        keys = key_names(table)
-        missing = [k for k in keys if k not in values]
-        if missing:
-            raise DataError(
-                f"the item for table {table!r} has no {', '.join(map(repr, missing))}: every item needs "
-                "its key attributes (a None key value leaves the attribute out)"
-            )
-        return Write(match.group("verb"), table, tuple((k, values[k]) for k in keys), values)
+        unquoted = tuple(n[1:-1].replace("''", "'") for n in names)
+        return Shape(match.group("verb"), _name(match.group("table")), unquoted)
     if (match := UPDATE_FORM.match(text)) is not None:
         sets = joined(SET_ENTRY, match.group("sets") or "", ", ")
         removes = joined(_REMOVE, match.group("removes"), "")
         if sets is None or removes is None:
             return None
-        return _keyed(
-            "UPDATE", match, [_name(n) for n in sets], [_name(n) for n in removes], parameters, key_names
+        table = _name(match.group("table"))
+        return Shape(
+            "UPDATE", table, tuple(map(_name, sets)), tuple(map(_name, removes)), match.group("where")
         )
     if (match := _DELETE.match(text)) is not None:
-        return _keyed("DELETE", match, [], [], parameters, key_names)
+        return Shape("DELETE", _name(match.group("table")), (), (), match.group("where"))
     return None
 
 
-def _keyed(
-    kind: str, match: re.Match, sets: list[str], removes: list[str], parameters: list, key_names: Any
-) -> Write | None:
-    table = _name(match.group("table"))
-    keys = key_names(table)
-    where = match.group("where")
+def value_names(operation: str) -> tuple[str, ...]:
+    """The attributes whose values are the first parameters of a canonical INSERT or UPDATE (for
+    messages about a value); none for any other statement."""
+    found = shape(operation)
+    return found.names if found is not None else ()
+
+
+def parse(operation: str, parameters: list[dict], key_names: Any) -> Write | None:
+    """The Write a canonical statement performs, or None for any other statement.
+
+    ``key_names(table)`` gives the table's key attribute names (from DescribeTable).
+    """
+    found = shape(operation)
+    if found is None:
+        return None
+    if found.where is None:  # INSERT or PUT
+        if len(found.names) != len(parameters):
+            return None
+        values = dict(zip(found.names, parameters, strict=True))
+        key = tuple((k, values[k]) for k in key_names(found.table) if k in values)  # validate: all there
+        return Write(found.kind, found.table, key, values)
+    keys = key_names(found.table)
+    rest = _condition(found.where, tuple(keys))
+    if rest is None:
+        return None
+    sets = len(found.names)
+    values = dict(zip(found.names, parameters[:sets], strict=True))
+    key_values = parameters[sets : sets + len(keys)]
+    condition_parameters = parameters[sets + len(keys) :]
+    if len(key_values) != len(keys) or len(condition_parameters) != rest.count("?"):
+        return None
+    conditions = [Condition(rest[1:-1], condition_parameters)] if rest else []
+    key = tuple(zip(keys, key_values, strict=True))
+    return Write(found.kind, found.table, key, values, list(found.removes), conditions)
+
+
+@functools.lru_cache(maxsize=1024)
+def _condition(where: str, keys: tuple[str, ...]) -> str | None:
+    """The WHERE's conditions beyond the key (``"(...)"`` or ""), None unless the WHERE starts
+    with an equality on each key attribute, in order."""
     terms = where.split(" AND ", len(keys))
     names = [_EQUALS.match(t) for t in terms[: len(keys)]]
     if any(m is None for m in names) or [_name(m.group(1)) for m in names] != list(keys):
@@ -166,13 +215,7 @@ def _keyed(
     rest = terms[len(keys)] if len(terms) > len(keys) else ""
     if rest and not (rest.startswith("(") and rest.endswith(")")):
         return None
-    values = dict(zip(sets, parameters[: len(sets)], strict=True))
-    key_values = parameters[len(sets) : len(sets) + len(keys)]
-    condition_parameters = parameters[len(sets) + len(keys) :]
-    if len(key_values) != len(keys) or len(condition_parameters) != rest.count("?"):
-        return None
-    conditions = [Condition(rest[1:-1], condition_parameters)] if rest else []
-    return Write(kind, table, tuple(zip(keys, key_values, strict=True)), values, removes, conditions)
+    return rest
 
 
 def _state_after(write: Write) -> dict[str, dict | None]:
@@ -203,17 +246,17 @@ def _check(
     return True, remaining
 
 
-def merge(earlier: Write, later: Write) -> tuple[Write | None, int]:
+def merge(earlier: Write, later: Write, hidden: bool = False) -> tuple[Write | None, int]:
     """The single write that has the effect of ``earlier`` then ``later`` on one item, and
     ``later``'s rowcount (-1 when only the commit can tell)."""
     if later.kind == "INSERT":
         if earlier.kind != "DELETE":
             raise IntegrityError(
-                f"duplicate key {later.key_text()} in table "
+                f"duplicate key {later.key_text(hidden)} in table "
                 f"{later.table!r}: this transaction already wrote that item"
             )
         raise NotSupportedError(
-            f"the item {later.key_text()} of {later.table!r} is "
+            f"the item {later.key_text(hidden)} of {later.table!r} is "
             "deleted and inserted again in one transaction, which DynamoDB cannot do atomically: commit between them"
         )
     if earlier.kind == "DELETE":

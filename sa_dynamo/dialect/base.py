@@ -20,7 +20,7 @@ from sqlalchemy.sql import schema as sa_schema
 from .. import dbapi as dynamo_dbapi
 from .. import sql_text
 from ..dbapi import control_plane
-from . import item_sample
+from . import item_sample, sending
 from .compiler import DynamoDBCompiler, DynamoDBIdentifierPreparer
 from .ddl import DynamoDBDDLCompiler
 from .execution import SCAN_POLICIES, DynamoDBExecutionContext
@@ -144,8 +144,13 @@ class DynamoDBDialect(default.DefaultDialect):
 
         return self._sql_text.translate(sql, reflect, binds, result_types)
 
+    # create_engine(hide_parameters=True): no parameter value in the messages of the dialect
+    # and its driver either (set from the engine, see engine_created).
+    hide_parameters = False
+
     @classmethod
     def engine_created(cls, engine: Any) -> None:
+        engine.dialect.hide_parameters = engine.hide_parameters
         event.listen(engine, "before_execute", index_from_execution_options, retval=True)
 
     @classmethod
@@ -168,28 +173,12 @@ class DynamoDBDialect(default.DefaultDialect):
         ):
             cursor.describe(statement)  # explain(), or an answer known without asking: nothing sent
             return
-        cursor.execute(statement, parameters)
+        sending.execute(cursor, statement, parameters, context)
 
     def do_executemany(self, cursor: Any, statement: str, parameters: Any, context: Any = None) -> None:
         if context is not None and context.execution_options.get(EXPLAIN) is not None:
             return
-        groups = context.dynamodb_groups if context is not None else None
-        if groups is None:
-            cursor.executemany(statement, parameters)
-            return
-        # Rows leave different attributes absent, so they need different statements; the engine
-        # log shows the full template, this logger each statement actually sent.
-        total = 0
-        for sent, rows in groups:
-            log.info(
-                "%s -- for %d of %d rows (the others leave other attributes absent)",
-                sent,
-                len(rows),
-                len(parameters),
-            )
-            cursor.executemany(sent, rows)
-            total += max(cursor.rowcount, 0)
-        cursor.rowcount = total
+        sending.executemany(cursor, statement, parameters, context)
 
     def do_begin(self, dbapi_connection: Any) -> None:
         pass
@@ -212,6 +201,7 @@ class DynamoDBDialect(default.DefaultDialect):
 
         def configure(dbapi_connection: Any) -> None:
             dbapi_connection.chunked_commit = chunked
+            dbapi_connection.hide_parameters = self.hide_parameters
 
         return configure
 

@@ -13,6 +13,7 @@ from sqlalchemy.sql.elements import TextClause
 from sqlalchemy.sql.selectable import TextualSelect
 
 from .. import caller
+from ..dbapi.errors import shown
 from ..dbapi.paging import Discriminator
 from ..exc import ScanNotAllowed, ScanWarning
 from ..plan import EXPLAINED, Plan, scan_message
@@ -174,7 +175,8 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             pattern = values.get(name)
             if isinstance(pattern, str) and like_prefix(pattern, escape) is None:
                 raise CompileError(
-                    f"DynamoDB PartiQL cannot express LIKE {pattern!r}: DynamoDB matches a prefix only; "
+                    f"DynamoDB PartiQL cannot express LIKE {shown(pattern, self.dialect.hide_parameters)}: "
+                    "DynamoDB matches a prefix only; "
                     "write LIKE 'prefix%' (one % at the end), use contains() for a substring, or filter "
                     "the rows in Python"
                 )
@@ -192,7 +194,8 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             value = values.get(name)
             if isinstance(value, str) and ("%" in value or "_" in value):
                 raise CompileError(
-                    f"DynamoDB PartiQL cannot express {method}({value!r}) as SQL means it: SQL's LIKE reads "
+                    f"DynamoDB PartiQL cannot express {method}({shown(value, self.dialect.hide_parameters)}) "
+                    "as SQL means it: SQL's LIKE reads "
                     "% and _ in the value as wildcards, DynamoDB matches them literally; pass "
                     f"autoescape=True to {method}() to match them literally"
                 )

@@ -9,6 +9,7 @@ as an absent attribute.
 from __future__ import annotations
 
 import datetime
+import math
 import uuid
 from decimal import Context, Decimal
 from typing import Any
@@ -17,6 +18,8 @@ from sqlalchemy import types as sqltypes
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.sql import operators
 
+from ..dbapi.errors import shown
+
 _MAX_INTEGER_DIGITS = 126  # DynamoDB numbers are below 1E+126
 
 # DynamoDB attribute types a key attribute can have, by SQLAlchemy type affinity (Enum is a
@@ -24,6 +27,7 @@ _MAX_INTEGER_DIGITS = 126  # DynamoDB numbers are below 1E+126
 _KEY_TYPES: list[tuple[type, str]] = [
     (sqltypes.Integer, "N"),
     (sqltypes.Numeric, "N"),
+    (sqltypes.Float, "N"),  # not a Numeric since SQLAlchemy 2.1
     (sqltypes.LargeBinary, "B"),
     (sqltypes.String, "S"),
     (sqltypes.DateTime, "S"),
@@ -61,13 +65,15 @@ class DynamoInteger(sqltypes.Integer):
     a fraction another writer stored comes back exact, as Decimal."""
 
     def bind_processor(self, dialect):
+        hidden = dialect.hide_parameters
+
         def process(value):
             if value is None or isinstance(value, (int, bool)):
                 return value
-            if isinstance(value, (float, Decimal)) and value == int(value):
+            if isinstance(value, (float, Decimal)) and math.isfinite(value) and value == int(value):
                 return int(value)
             raise ValueError(
-                f"an Integer column takes whole numbers, not {value!r}: use Numeric for fractions"
+                f"an Integer column takes whole numbers, not {shown(value, hidden)}: use Numeric for fractions"
             )
 
         return process
@@ -84,8 +90,10 @@ class DynamoInteger(sqltypes.Integer):
 class DynamoNumeric(sqltypes.Numeric):
     """DynamoDB normalises numbers (19.90 -> 19.9); a declared scale restores the trailing zeros.
 
-    It never rounds: DynamoDB stores what was written (binds are not rounded, since the same
-    processing applies to values compared in WHERE), and a value read back must find its item.
+    Binds are not rounded, since the same processing applies to values compared in WHERE (as in
+    PostgreSQL, ``price = 1.005`` does not match a stored 1.01). A value written to a
+    ``Numeric(p, s)`` column is rounded and bounded by the driver, as PostgreSQL's numeric(p, s)
+    does (write_rules.py), so what is stored is what reads back.
     """
 
     def result_processor(self, dialect, coltype):
@@ -122,11 +130,29 @@ class DynamoFloat(sqltypes.Float):
         return process
 
 
+class DynamoBoolean(sqltypes.Boolean):
+    """True or False (and 1 or 0, as SQLAlchemy accepts them); anything else is refused with a
+    message that respects hide_parameters."""
+
+    def bind_processor(self, dialect):
+        hidden = dialect.hide_parameters
+
+        def process(value):
+            if value is None or isinstance(value, bool):
+                return value
+            if isinstance(value, int) and value in (0, 1):
+                return bool(value)
+            raise TypeError(f"a Boolean column takes True or False, not {shown(value, hidden)}")
+
+        return process
+
+
 class DynamoDateTime(sqltypes.DateTime):
     """``YYYY-MM-DDTHH:MM:SS.ffffff`` (naive) or the same in UTC with ``+00:00`` (timezone=True)."""
 
     def bind_processor(self, dialect):
         aware = self.timezone
+        hidden = dialect.hide_parameters
 
         def process(value):
             if value is None:
@@ -136,14 +162,14 @@ class DynamoDateTime(sqltypes.DateTime):
             if aware:
                 if value.tzinfo is None:
                     raise ValueError(
-                        f"DateTime(timezone=True) needs an aware datetime, got naive {value}: "
+                        f"DateTime(timezone=True) needs an aware datetime, got naive {shown(value, hidden)}: "
                         "attach a tzinfo (e.g. datetime.timezone.utc)"
                     )
                 return value.astimezone(datetime.timezone.utc).isoformat(timespec="microseconds")
             if value.tzinfo is not None:
                 raise ValueError(
-                    f"DateTime() stores naive datetimes, got aware {value}: declare DateTime(timezone=True) "
-                    "or pass a naive value"
+                    f"DateTime() stores naive datetimes, got aware {shown(value, hidden)}: declare "
+                    "DateTime(timezone=True) or pass a naive value"
                 )
             return value.isoformat(timespec="microseconds")
 
@@ -305,12 +331,13 @@ class _SetType(sqltypes.UserDefinedType):
         element_type, kind = self.element_type, self.kind
         *others, last = [t.__name__ for t in element_type]
         allowed = f"{', '.join(others)} or {last}" if others else last
+        hidden = dialect.hide_parameters
 
         def process(value):
             if value is None or len(value) == 0:
                 return None
             if not all(isinstance(v, element_type) and not isinstance(v, bool) for v in value):
-                raise TypeError(f"a {kind} set holds only {allowed} values, got {value!r}")
+                raise TypeError(f"a {kind} set holds only {allowed} values, got {shown(value, hidden)}")
             return set(value)
 
         return process
@@ -353,6 +380,7 @@ colspecs = {
     sqltypes.Integer: DynamoInteger,
     sqltypes.Numeric: DynamoNumeric,
     sqltypes.Float: DynamoFloat,
+    sqltypes.Boolean: DynamoBoolean,
     sqltypes.DateTime: DynamoDateTime,
     sqltypes.Date: DynamoDate,
     sqltypes.Time: DynamoTime,

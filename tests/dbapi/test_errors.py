@@ -54,8 +54,9 @@ SERVER_ERRORS = [
         "ResourceNotFoundException",
         "Cannot do operations on a non-existent table",
     ),
+    # Lower case keeps these out of the driver's own checks, so DynamoDB is the judge.
     (
-        "INSERT INTO {t} VALUE {{'pk': ?, 'sk': ?}}",
+        "insert into {t} value {{'pk': ?, 'sk': ?}}",
         [1, "1"],
         dbapi.DataError,
         "ValidationException",
@@ -68,7 +69,6 @@ SERVER_ERRORS = [
         "ValidationException",
         "Key attribute's data type should match its data type in table's schema: Key sk",
     ),
-    # Lower case keeps these out of the driver's own checks, so DynamoDB is the judge.
     (
         "insert into {t} value {{'pk': ?, 'sk': ?}}",
         ["", "1"],
@@ -91,7 +91,7 @@ SERVER_ERRORS = [
         "Item size has exceeded the maximum allowed size",
     ),
     (
-        'UPDATE {t} SET "v" = ? WHERE "pk" = ? AND "sk" = ?',
+        'update {t} set "v" = ? where "pk" = ? and "sk" = ?',
         [{"": 1}, "a", "1"],
         dbapi.DataError,
         "ValidationException",
@@ -212,14 +212,14 @@ def test_internal_failure_is_an_internal_error(endpoint_url: str, table: Table) 
             "row 1: DuplicateItem: Duplicate primary key exists in table",
         ),
         (
-            "INSERT INTO \"no_such_table_here\" VALUE {{'pk': ?, 'sk': ?}}",
+            "insert into \"no_such_table_here\" value {{'pk': ?, 'sk': ?}}",
             [["a", "2"]],
             dbapi.ProgrammingError,
             "ResourceNotFound",
             "row 0: ResourceNotFound: Cannot do operations on a non-existent table",
         ),
         (
-            "INSERT INTO {t} VALUE {{'pk': ?, 'sk': ?, 'v': ?}}",
+            "insert into {t} value {{'pk': ?, 'sk': ?, 'v': ?}}",
             [["a", "2", "x"], ["a", "3", "x" * 410_000]],
             dbapi.DataError,
             "ValidationError",
@@ -230,20 +230,38 @@ def test_internal_failure_is_an_internal_error(endpoint_url: str, table: Table) 
 def test_batch_statement_errors(
     cur: dbapi.Cursor, table: Table, operation: str, rows: list, cls: type, code: str, message: str
 ) -> None:
-    """executemany in autocommit: each statement's error is reported inside one PEP 249 error."""
+    """executemany in autocommit: each statement's error is reported inside one PEP 249 error,
+    which says what became of every row. (Lower-case statements are not the canonical writes
+    the driver checks, so DynamoDB is the judge.)"""
     table.insert(cur, {"pk": "a", "sk": "1"})
     with pytest.raises(dbapi.DatabaseError) as raised:
         cur.executemany(operation.format(t=table.ref), rows)
     assert type(raised.value) is cls
     assert raised.value.code == code
-    assert f"1 of {len(rows)} batched statements failed, the others were applied: {message}" == str(
-        raised.value
+    applied = "row 0" if len(rows) == 2 else "no row"
+    failed = f"row {len(rows) - 1}"
+    assert str(raised.value) == (
+        f"1 of {len(rows)} batched statements failed, the others were applied: {message}. "
+        f"applied: {applied}; not applied: {failed}"
+    )
+    assert (raised.value.applied, raised.value.unapplied, raised.value.unknown) == (
+        list(range(len(rows) - 1)),
+        [len(rows) - 1],
+        [],
     )
 
 
-def test_duplicate_keys_in_one_batch_are_a_programming_error(cur: dbapi.Cursor, table: Table) -> None:
-    with pytest.raises(dbapi.ProgrammingError, match="Provided list of item keys contains duplicates"):
-        cur.executemany(table.insert_sql(["pk", "sk"]), [["a", "1"], ["a", "1"]])
+def test_one_key_twice_in_one_executemany_is_sent_in_order(cur: dbapi.Cursor, table: Table) -> None:
+    """DynamoDB refuses a batch that names one key twice (and DynamoDB Local applies it all the
+    same): the second row goes in the next batch, and a second INSERT is a duplicate key."""
+    with pytest.raises(dbapi.IntegrityError, match="row 1: DuplicateItem") as raised:
+        cur.executemany(table.insert_sql(["pk", "sk", "v"]), [["a", "1", "first"], ["a", "1", "second"]])
+    assert (raised.value.applied, raised.value.unapplied) == ([0], [1])
+    assert table.item(cur, "a", "1") == {"pk": "a", "sk": "1", "v": "first"}
+    cur.executemany(
+        f'UPDATE {table.ref} SET "v" = ? WHERE "pk" = ? AND "sk" = ?', [["x", "a", "1"], ["y", "a", "1"]]
+    )
+    assert (cur.rowcount, table.item(cur, "a", "1")) == (2, {"pk": "a", "sk": "1", "v": "y"})
 
 
 def test_reused_transaction_token_is_a_programming_error(client: Any, table: Table) -> None:

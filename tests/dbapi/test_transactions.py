@@ -221,3 +221,46 @@ def test_a_failed_commit_names_the_keys_that_failed(
     with pytest.raises(dbapi.IntegrityError, match=r"failed: INSERT of \{'pk': 'a', 'sk': '1'\}"):
         tx_conn.commit()
     assert table.keys(tx) == [("a", "1")]
+
+
+def test_a_bad_row_leaves_the_transaction_as_it_was(
+    tx_conn: dbapi.Connection, tx: dbapi.Cursor, table: Table, calls: Any
+) -> None:
+    """Every row of an executemany is checked before any is held for commit."""
+    table.insert(tx, {"pk": "a", "sk": "0"})
+    with pytest.raises(dbapi.DataError, match=r"key attribute 'pk' of table .* is empty"):
+        tx.executemany(table.insert_sql(["pk", "sk"]), [["a", "1"], ["a", "2"], ["", "3"]])
+    assert tx_conn.pending == 1
+    with pytest.raises(dbapi.IntegrityError, match="this transaction already wrote that item"):
+        tx.executemany(table.insert_sql(["pk", "sk"]), [["a", "1"], ["a", "0"]])
+    assert tx_conn.pending == 1
+    tx_conn.commit()
+    assert table.keys(tx) == [("a", "0")]
+    assert len(calls["ExecuteTransaction"]) == 1
+
+
+def test_a_failed_chunk_of_a_chunked_commit_says_what_was_committed(
+    tx_conn: dbapi.Connection, tx: dbapi.Cursor, table: Table
+) -> None:
+    """Writes numbered as executed: 0-119 inserts, 120 an existing key, 121 and 122 an insert
+    and its delete (nothing to send, so nothing that can fail), 123-149 more inserts. The first
+    chunk (100 actions) commits, the second is refused whole."""
+    table.insert(tx, {"pk": "a", "sk": "taken"})
+    tx_conn.commit()
+    tx_conn.chunked_commit = True
+    insert = table.insert_sql(["pk", "sk"])
+    tx.executemany(insert, [["a", f"{i:03}"] for i in range(120)])
+    tx.execute(insert, ["a", "taken"])
+    tx.execute(insert, ["a", "gone"])
+    tx.execute(f'DELETE FROM {table.ref} WHERE "pk" = ? AND "sk" = ?', ["a", "gone"])
+    tx.executemany(insert, [["a", f"{i:03}"] for i in range(123, 150)])
+    with pytest.raises(dbapi.IntegrityError, match="chunk 2 of 2 of a chunked commit") as raised:
+        tx_conn.commit()
+    error = raised.value
+    assert (error.applied, error.unapplied, error.unknown) == (
+        [*range(100), 121, 122],
+        [*range(100, 121), *range(123, 150)],
+        [],
+    )
+    assert str(error).endswith("applied: writes 0-99, 121-122; not applied: writes 100-120, 123-149")
+    assert table.keys(tx) == sorted([("a", f"{i:03}") for i in range(100)] + [("a", "taken")])

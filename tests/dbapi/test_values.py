@@ -117,6 +117,13 @@ def test_null_is_stored_and_differs_from_a_missing_attribute(cur: dbapi.Cursor, 
     assert table.item(cur, "a", "1") == {"pk": "a", "sk": "1", "nul": None}
 
 
+def test_numbers_equal_in_dynamodb_are_one_element_of_a_set(cur: dbapi.Cursor, table: Table) -> None:
+    """0.1 and Decimal("0.1") are two elements of a Python set, one number to DynamoDB, which
+    refuses a number set that holds it twice ("Input collection contains duplicates")."""
+    table.insert(cur, {"pk": "a", "sk": "1", "ns": {0.1, Decimal("0.1"), Decimal("1.50"), 1.5}})
+    assert table.item(cur, "a", "1")["ns"] == {Decimal("0.1"), Decimal("1.5")}
+
+
 @pytest.mark.parametrize(
     "name",
     ['a"b', "my-attr", "my attr", "$type", "order", "select", "O'Brien", "é😀", 'x"",y'],
