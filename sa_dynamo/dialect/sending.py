@@ -52,6 +52,8 @@ def _tell_table(cursor: Any, context: Any) -> None:
     statement = getattr(compiled, "statement", None)
     if not getattr(statement, "is_dml", False) or getattr(statement, "table", None) is None:
         return
+    if not statement.table.primary_key.columns:  # pandas' to_sql writes through a keyless Table
+        return  # the driver reads the key from DynamoDB
     rules = table_rules(statement.table)
     if all(key.type is not None for key in rules.key_attributes):
         cursor.connection.set_table_rules(rules)

@@ -85,6 +85,8 @@ def _operand(clause: Any) -> Callable[[Mapping[str, Any], Values], Any]:
         clause = clause.left
     while isinstance(clause, (elements.Label, elements.TypeCoerce)):
         clause = clause.element if isinstance(clause, elements.Label) else clause.clause
+    if not isinstance(clause, elements.ColumnClause):
+        raise NotImplementedError(f"no predicate reads {type(clause).__name__}")
     name = clause.name
     steps = (name, *path)
     return lambda item, values: _read(item, steps)
