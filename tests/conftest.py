@@ -44,8 +44,9 @@ def table_name() -> str:
 
 @pytest.fixture(scope="session")
 def engine(endpoint_url: str):
-    """An engine on the session's DynamoDB Local."""
-    engine = create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}")
+    """An engine on the session's DynamoDB Local. Its pool hands out the connection returned
+    last, so a fixture that watches the connection it just used watches the test's too."""
+    engine = create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}", pool_use_lifo=True)
     yield engine
     engine.dispose()
 
