@@ -281,14 +281,12 @@ class DynamoDBCompiler(ConditionCompiler):
             self.dynamodb_hidden_columns = 1
         text += ", ".join(inner_columns) + " FROM " + source
         table_hash = key_schema(table).hash_key if self.dynamodb_global_index else None
-        where = (
-            self._where(keys, where_criteria(select), table_hash=table_hash, **kwargs)
-            if where_criteria(select)
-            else ""
-        )
-        if where:
-            text += " WHERE " + where
-        if not where_criteria(select):
+        criteria = where_criteria(select)
+        if criteria:
+            where = self._where(keys, criteria, table_hash=table_hash, **kwargs)
+            if where:
+                text += " WHERE " + where
+        else:
             self.dynamodb_predicate = predicate_of([])  # every item
         if not self._hash_pinned:
             operation = "Scan"
