@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("sa_dynamo.dbapi")
 
 BATCH_SIZE = 25
+MAX_GET_KEYS = 100  # BatchGetItem reads at most 100 keys per call
 _RETRYABLE_BATCH_CODES = frozenset(
     {"ProvisionedThroughputExceeded", "ThrottlingError", "RequestLimitExceeded", "InternalServerError"}
 )
@@ -188,13 +189,10 @@ def stored_as_sent(connection: Connection, writes: list[Write]) -> list[bool]:
     keys: dict[str, list[dict[str, Any]]] = {}
     for write in writes:
         keys.setdefault(write.table, []).append(dict(write.key))
-    requests = {table: {"Keys": table_keys, "ConsistentRead": True} for table, table_keys in keys.items()}
-    responses, _ = _until_processed(connection, "batch_get_item", requests, "UnprocessedKeys")
     stored = [
         (table, _plain(item))
-        for response in responses
-        for table, items in response.get("Responses", {}).items()
-        for item in items
+        for table, table_keys in keys.items()
+        for item in read_items(connection, table, table_keys)
     ]
     written = [(write.table, _plain(write.values)) in stored for write in writes]
     if any(written):
@@ -205,6 +203,22 @@ def stored_as_sent(connection: Connection, writes: list[Write]) -> list[bool]:
             len(writes),
         )
     return written
+
+
+def read_items(connection: Connection, table: str, keys: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The items stored under ``keys`` (AttributeValues; missing ones are left out), read strongly
+    consistently with BatchGetItem, 100 keys per call, what DynamoDB leaves unprocessed resent."""
+    items: list[dict[str, Any]] = []
+    for start in range(0, len(keys), MAX_GET_KEYS):
+        requests = {table: {"Keys": keys[start : start + MAX_GET_KEYS], "ConsistentRead": True}}
+        responses, leftover = _until_processed(connection, "batch_get_item", requests, "UnprocessedKeys")
+        if leftover:
+            raise OperationalError(
+                f"DynamoDB left {len(leftover[table]['Keys'])} keys of {table!r} unread after "
+                f"{_BATCH_ATTEMPTS} attempts; retry later or raise the table's read capacity"
+            )
+        items += [item for response in responses for item in response.get("Responses", {}).get(table, [])]
+    return items
 
 
 def put(connection: Connection, bodies: list[dict[str, Any]]) -> int:

@@ -3,8 +3,9 @@
 Outside autocommit, INSERT/UPDATE/DELETE are held until ``commit()``, which sends them as one
 ExecuteTransaction with a fresh ClientRequestToken (botocore's retries reuse it, so a commit
 whose answer was lost is applied once); ``rollback()`` discards them. Reads run at once and see
-committed data only. In autocommit every statement is sent when executed. Every write is checked (validate.py) when
-it is executed, so a commit sends only writes that passed.
+the committed items with the transaction's own writes laid over them (overlay.py). In
+autocommit every statement is sent when executed. Every write is checked (validate.py) when it
+is executed, so a commit sends only writes that passed.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import control_plane, values, writes
+from . import batch, control_plane, overlay, values, writes
 from . import statement as stmt
 from .cursor import Cursor
 from .errors import (
@@ -159,6 +160,8 @@ class Connection:
         self._writes: dict[tuple[str, str], Pending] = {}
         self._merged_away: list[int] = []  # writes that cancelled out (an insert, then its delete)
         self._executed = 0  # writes executed in this transaction
+        # items as committed, read in this transaction: (table, key) -> AttributeValues or None
+        self._committed: dict[tuple[str, overlay.Key], overlay.Item | None] = {}
 
     def _buffer(
         self,
@@ -176,6 +179,7 @@ class Connection:
         if len(statements) == 1:
             return [self._buffer_one(kind, *statements[0], matches)]  # checked before it changes anything
         saved = (list(self._pending), dict(self._writes), list(self._merged_away), self._executed)
+        # a failed row leaves the buffer as it was; what was read of the committed items stays true
         counts = []
         try:
             for row, (operation, body) in enumerate(statements):
@@ -199,12 +203,17 @@ class Connection:
         write = self._checked(operation, body)
         row = self._executed
         earlier = self._writes.get(write.identity) if write is not None else None
+        if matches is not None and write is not None and kind != "INSERT":
+            before = earlier.action if earlier is not None else None
+            needs_committed = before is None or before.kind == "UPDATE"
+            committed = self._committed_item(write.table, write.key) if needs_committed else None
+            current = committed if before is None else overlay.image(before, committed)
+            if current is None or not matches(overlay.python(current)):
+                self._executed += 1
+                return 0
+            if earlier is not None:  # its WHERE held for the item as this transaction left it
+                write = writes.settled(write, earlier.action)
         if earlier is None:
-            if matches is not None and write is not None and kind != "INSERT":
-                item = self.read_item(write.table, write.key)
-                if item is None or not matches(item):
-                    self._executed += 1
-                    return 0
             held = Pending(write or body, (row,))
             if write is not None:
                 self._writes[write.identity] = held
@@ -254,18 +263,59 @@ class Connection:
             self._tables[table] = known = control_plane.table_rules(self, table)
         return known
 
+    def read_source(self, table: str, index: str | None) -> overlay.Source:
+        """What a SELECT of ``table`` (or of its ``index``) reads, for laying writes over it."""
+        rules = self.table_rules(table, key_types=index is not None)
+        if index is None:
+            return overlay.Source(rules.key, (), rules.key[1] if len(rules.key) > 1 else None)
+        if not any(k.index == index for k in rules.key_attributes):  # an index created since
+            self._tables[table] = rules = control_plane.table_rules(self, table)
+        keys = sorted((k for k in rules.key_attributes if k.index == index), key=lambda k: k.role != "HASH")
+        names = tuple(k.name for k in keys)
+        return overlay.Source(rules.key, names, names[1] if len(names) > 1 else None)
+
     def key_names(self, table: str) -> tuple[str, ...]:
         """The table's key attributes, HASH first."""
         return self.table_rules(table).key
 
-    def read_item(self, table: str, key: tuple[tuple[str, dict], ...]) -> dict[str, Any] | None:
-        """The item as committed, read strongly consistently (one GetItem), or None."""
-        where = " AND ".join(f"{writes.quote(name)} = ?" for name, _ in key)
-        statement = f"SELECT * FROM {writes.quote(table)} WHERE {where}"
-        log.info("%s -- read to count the rows of a write in this transaction", statement)
-        body = {"Statement": statement, "Parameters": [value for _, value in key], "ConsistentRead": True}
-        items = self._call("execute_statement", body).get("Items", [])
-        return {name: values.deserialize(value) for name, value in items[0].items()} if items else None
+    def _committed_item(self, table: str, key: tuple[tuple[str, dict], ...]) -> overlay.Item | None:
+        """The item as committed (AttributeValues) or None, read strongly consistently (one
+        GetItem) the first time this transaction needs it."""
+        known = (table, overlay.key_of(dict(key), (name for name, _ in key)))
+        if known not in self._committed:
+            where = " AND ".join(f"{writes.quote(name)} = ?" for name, _ in key)
+            statement = f"SELECT * FROM {writes.quote(table)} WHERE {where}"
+            log.info("%s -- read to count the rows of a write in this transaction", statement)
+            body = {"Statement": statement, "Parameters": [value for _, value in key], "ConsistentRead": True}
+            items = self._call("execute_statement", body).get("Items", [])
+            self._committed[known] = items[0] if items else None
+        return self._committed[known]
+
+    def written(self, table: str) -> dict[overlay.Key, overlay.Item | None] | None:
+        """The items of ``table`` this transaction wrote, by key, as they will be once committed
+        (None: deleted); None when it wrote none. The committed items that UPDATEs change are
+        read first, strongly consistently, with one BatchGetItem per 100."""
+        held = [p.action for p in self._pending if _table_of(p.action) == table]
+        if not held:
+            return None
+        if not all(isinstance(action, writes.Write) for action in held):
+            raise NotSupportedError(
+                f"this transaction holds a write to {table!r} in a form the driver cannot lay over "
+                "its reads, so a read of that table cannot see it: commit before reading, or write "
+                "with the canonical INSERT/UPDATE/DELETE forms the dialect emits"
+            )
+        names = self.key_names(table)
+        keyed = {overlay.key_of(dict(w.key), names): w for w in held}
+        missing = [k for k, w in keyed.items() if w.kind == "UPDATE" and (table, k) not in self._committed]
+        if missing:
+            log.info(
+                "BatchGetItem of %d items this transaction updates, to show its reads their new values",
+                len(missing),
+            )
+            found = batch.read_items(self, table, [dict(keyed[k].key) for k in missing])
+            self._committed.update(((table, k), None) for k in missing)
+            self._committed.update(((table, overlay.key_of(item, names)), item) for item in found)
+        return {k: overlay.image(w, self._committed.get((table, k))) for k, w in keyed.items()}
 
     def _read(self, body: dict[str, Any]) -> dict[str, Any]:
         """One ExecuteStatement page of a SELECT. When the response carries ``values.WIRE_ITEMS``,
@@ -284,3 +334,10 @@ class Connection:
             raise translate(exc) from exc
         finally:
             log.debug("%s took %.1f ms", method, (time.perf_counter() - started) * 1000)
+
+
+def _table_of(action: writes.Write | dict[str, Any]) -> str | None:
+    if isinstance(action, writes.Write):
+        return action.table
+    found = stmt.source(action["Statement"])
+    return found[0] if found else None

@@ -11,7 +11,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import batch, writes
+from . import batch, overlay, writes
 from . import statement as stmt
 from .errors import (
     CONDITION_FAILED,
@@ -24,7 +24,7 @@ from .errors import (
     shown,
     translate,
 )
-from .paging import Discriminator, Pages, projection
+from .paging import Discriminator, Pages, keys_of, projection
 from .validate import check_statement_size
 from .values import serialize
 
@@ -93,6 +93,9 @@ class Cursor:
         # an UPDATE/DELETE's WHERE as a test of the item: in a transaction the item is read first,
         # so the rowcount is exact and a write matching nothing is not held (Connection._buffer)
         self.write_matches: Callable[[dict], bool] | None = None
+        # a SELECT's WHERE as a test of an item: in a transaction, the items it wrote are tested
+        # with it and laid over what DynamoDB returns (overlay.py)
+        self.read_matches: Callable[[dict], bool] | None = None
         self.page_rows: int | None = None
         self.start_token: str | None = None
         self.resume_token: str | None = None  # survives close(): read after the rows are consumed
@@ -242,6 +245,12 @@ class Cursor:
             raise InterfaceError("connection is closed")
 
     def _start_select(self, operation: str, body: dict[str, Any]) -> None:
+        if not self.connection.autocommit and self.connection.pending:
+            found = stmt.source(operation)
+            images = self.connection.written(found[0]) if found is not None else None
+            if images:
+                self._select_merged(operation, body, found, images)
+                return
         pages = self._pages
         names = pages.prepare(operation, body, self.page_size, self.consistent_read, self.hidden_columns)
         if self.count is not None:
@@ -257,6 +266,58 @@ class Cursor:
             return
         rows = pages.first_rows(body, names)
         self._set_result(pages.names, rows)
+
+    def _select_merged(
+        self,
+        operation: str,
+        body: dict[str, Any],
+        source: tuple[str, str | None],
+        images: dict[overlay.Key, overlay.Item | None],
+    ) -> None:
+        """A SELECT in a transaction that wrote to its table: every item it returns, with the
+        transaction's writes laid over them, read whole so that the WHERE, ORDER BY and the
+        projection apply to written items as they do to stored ones."""
+        table, index = source
+        whole = stmt.whole_items(operation)
+        matches = self.read_matches or overlay.equality_test(
+            stmt.equalities(operation), body.get("Parameters", [])
+        )
+        if matches is None or whole is None:
+            raise NotSupportedError(
+                f"this transaction wrote to {table!r}, and the driver cannot test this statement's "
+                "WHERE on those items to show them to it: commit before this read, or run it through "
+                "SQLAlchemy (which hands the driver its WHERE)"
+            )
+        if self.page_rows is not None:
+            raise NotSupportedError(
+                f"paginate() cannot see the writes this transaction holds for {table!r}: its page "
+                "tokens point into the stored items. Commit before paginating, or read the page in "
+                "another connection"
+            )
+        pages = self._pages
+        statement, paths = whole
+        pages.prepare(statement, body, self.page_size, self.consistent_read, 0)
+        body["Statement"] = statement
+        items = pages.every_item(body)
+        merged = overlay.merge(
+            items,
+            images,
+            self.connection.read_source(table, index),
+            matches,
+            stmt.order_by(operation),
+        )
+        if self.count is not None:
+            if self.count == "values":  # COUNT(attribute): the items where it is present and not NULL
+                attribute = projection(operation)[0]
+                merged = [i for i in merged if attribute in i and "NULL" not in i[attribute]]
+            self._set_result(("count",), [(len(merged),)])
+            pages.log(1)
+            return
+        if paths is not None and self.hidden_columns:
+            paths = paths[: -self.hidden_columns]
+        names = projection(operation)[: len(paths)] if paths is not None else keys_of(merged)
+        pages.names, pages.paths = names, paths
+        self._set_result(names, pages.rows(merged))
 
     def _set_result(self, names: Sequence[str], rows: list[tuple]) -> None:
         self.description = list(_description(tuple(names)))

@@ -186,17 +186,28 @@ class Pages:
             if not self.next_token:
                 return total
 
+    def every_item(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """The items of every page, as AttributeValues (a transaction's own writes are laid over
+        them before they become rows)."""
+        items: list[dict[str, Any]] = []
+        while True:
+            items += self.read(body, wire=False)
+            if not self.next_token:
+                return items
+
     def returned(self, items: list[dict[str, Any]]) -> list[tuple]:
         """The rows of a write's RETURNING items: every attribute any of them has."""
         self.names = keys_of(items)
         return self.rows(items)
 
-    def read(self, body: dict[str, Any]) -> list[dict[str, Any]]:
-        """One page's items, after ``next_token`` if set."""
+    def read(self, body: dict[str, Any], wire: bool = True) -> list[dict[str, Any]]:
+        """One page's items, after ``next_token`` if set; ``wire``: as DynamoDB's JSON when the
+        client allows (values.WIRE_ITEMS), else as botocore parses them."""
         if self.next_token:
             body = dict(body, NextToken=self.next_token)
         started = time.perf_counter()
-        response = self.connection._read(dict(body, ReturnConsumedCapacity="TOTAL"))
+        body = dict(body, ReturnConsumedCapacity="TOTAL")
+        response = self.connection._read(body) if wire else self.connection._call("execute_statement", body)
         self.pages += 1
         self.wire = WIRE_ITEMS in response
         items = response.get("Items", [])

@@ -155,3 +155,79 @@ def projection(statement: str) -> list[str] | None:
     """Result keys of a SELECT in projection order, or None for ``SELECT *``."""
     split = _select_list(statement)
     return None if split is None else [_result_key(part) for part in split[1]]
+
+
+_SOURCE = re.compile(rf"\s*({_NAME_SYNTAX})(?:\s*\.\s*({_NAME_SYNTAX}))?")
+_TARGET = re.compile(
+    rf"\s*(?:INSERT\s+INTO|PUT\s+INTO|UPDATE|DELETE\s+FROM)\s+({_NAME_SYNTAX})", re.IGNORECASE
+)
+_ORDER_BY = re.compile(rf"\sORDER\s+BY\s+({_NAME_SYNTAX})(?:\s+(ASC|DESC))?\s*;?\s*$", re.IGNORECASE)
+
+
+def _unquote(name: str) -> str:
+    return name[1:-1].replace('""', '"') if name.startswith('"') else name
+
+
+def source(statement: str) -> tuple[str, str | None] | None:
+    """The table a SELECT reads and the index, if any (``FROM "t"."i"``); the table an INSERT,
+    UPDATE or DELETE writes, with no index. None when the text says neither."""
+    if kind(statement) != "SELECT":
+        match = _TARGET.match(statement)
+        return (_unquote(match.group(1)), None) if match else None
+    start = _from_position(statement)
+    match = _SOURCE.match(statement, start + 4) if start >= 0 else None
+    if match is None:
+        return None
+    return _unquote(match.group(1)), _unquote(match.group(2)) if match.group(2) else None
+
+
+def order_by(statement: str) -> tuple[str, bool] | None:
+    """A SELECT's ORDER BY attribute and whether it descends (the dialect orders by one key)."""
+    match = _ORDER_BY.search(statement)
+    if match is None:
+        return None
+    return _unquote(match.group(1)), (match.group(2) or "").upper() == "DESC"
+
+
+def whole_items(statement: str) -> tuple[str, list[tuple[Step, ...]] | None] | None:
+    """The SELECT reading whole items instead of its projection, and the projected paths to read
+    from them (None for ``SELECT *``); None when the projection is not made of plain paths."""
+    split = _select_list(statement)
+    if split is None:
+        return statement, None
+    head, parts, rest = split
+    paths = [_steps(part) for part in parts]
+    if not head or not rest or any(path is None for path in paths):
+        return None
+    return f"{head}* {rest}", paths
+
+
+_EQUALITY = re.compile(rf"\s*({_NAME_SYNTAX})\s*=\s*\?\s*")
+
+
+def _where_position(text: str) -> int:
+    upper = text.upper()
+    for i, _ in _unquoted(text):
+        if (
+            upper.startswith("WHERE", i)
+            and not _is_word_char(text[i - 1])
+            and not _is_word_char(text[i + 5 : i + 6] or " ")
+        ):
+            return i
+    return -1
+
+
+def equalities(statement: str) -> list[str] | None:
+    """The attributes a SELECT's WHERE compares with ``?``, in order, when it is nothing but such
+    equalities joined by AND ([] without a WHERE); None for any other WHERE."""
+    split = _ORDER_BY.split(statement, maxsplit=1)[0]
+    start = _where_position(split)
+    if start < 0:
+        return []
+    names = []
+    for part in re.split(r"\s+AND\s+", split[start + 5 :], flags=re.IGNORECASE):
+        match = _EQUALITY.fullmatch(part)
+        if match is None:
+            return None
+        names.append(_unquote(match.group(1)))
+    return names

@@ -246,6 +246,17 @@ def _check(
     return True, remaining
 
 
+def settled(later: Write, earlier: Write) -> Write:
+    """``later`` with the conditions dropped that were decided on the item as ``earlier`` leaves
+    it; those on attributes ``earlier`` leaves alone stay, for the commit to check against the
+    committed item."""
+    if earlier.kind == "INSERT":
+        return replace(later, conditions=[])
+    state = _state_after(earlier)
+    kept = [c for c in later.conditions if not any(quote(name) in c.text for name in state)]
+    return replace(later, conditions=kept)
+
+
 def merge(earlier: Write, later: Write, hidden: bool = False) -> tuple[Write | None, int]:
     """The single write that has the effect of ``earlier`` then ``later`` on one item, and
     ``later``'s rowcount (-1 when only the commit can tell)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.engine import default
@@ -19,7 +20,7 @@ from ..exc import ScanNotAllowed, ScanWarning
 from ..plan import EXPLAINED, Plan, scan_message
 from ..sqlalchemy_private import expanded_parameters, text_bindparams, unit_of_work_flush
 from .compiler import DMLTemplate, like_prefix, not_in_as_chain
-from .compiler.predicate import values_of
+from .compiler.predicate import Values, values_of
 from .options import DISCRIMINATOR, EXPLAIN, PAGE, SCAN_FIX
 
 log = logging.getLogger("sa_dynamo")
@@ -264,17 +265,14 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                 "replicates GSIs asynchronously): read from the table or a local index instead"
             )
         cursor.count_only = compiled.dynamodb_count_only
-        predicate = compiled.dynamodb_predicate
-        if (
-            (compiled.isupdate or compiled.isdelete)
-            and predicate is not None
-            and not self.executemany
-            and not unit_of_work_flush(options)
-        ):
-            # In a transaction the item is read and tested first: the rowcount is exact at once.
-            # The ORM's own flush of loaded objects keeps one call per commit and no read.
-            values = values_of(compiled, self.compiled_parameters[0], expanded_parameters(self))
-            cursor.write_matches = lambda item: predicate(item, values)
+        if compiled.dynamodb_predicate is not None and not self.executemany:
+            if not (compiled.isupdate or compiled.isdelete):
+                # In a transaction the items it wrote are tested and laid over what is read.
+                cursor.read_matches = self._item_test(compiled)
+            elif not unit_of_work_flush(options):
+                # In a transaction the item is read and tested first: the rowcount is exact at once.
+                # The ORM's own flush of loaded objects keeps one call per commit and no read.
+                cursor.write_matches = self._item_test(compiled)
         cursor.count = compiled.dynamodb_count
         cursor.hidden_columns = compiled.dynamodb_hidden_columns
         if compiled.dynamodb_key_names is not None:
@@ -294,6 +292,20 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             cursor.discriminator = Discriminator(attribute, known, policy, base)
         if compiled.dynamodb_limit_bind is not None:
             cursor.max_rows = int(self.compiled_parameters[0][compiled.dynamodb_limit_bind])
+
+    def _item_test(self, compiled: Any) -> Callable[[dict], bool]:
+        """The statement's WHERE as a test of one item; the parameters' values are worked out
+        when it is first used (most reads have no transaction's writes to test)."""
+        predicate = compiled.dynamodb_predicate
+        values: Values | None = None
+
+        def matches(item: dict) -> bool:
+            nonlocal values
+            if values is None:
+                values = values_of(compiled, self.compiled_parameters[0], expanded_parameters(self))
+            return predicate(item, values)
+
+        return matches
 
     def _pre_exec_ddl(self, compiled: Any) -> None:
         self.dynamodb_request = compiled.dynamodb_request

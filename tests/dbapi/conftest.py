@@ -58,12 +58,12 @@ def table(client: Any, table_name: str) -> Iterator[Table]:
     client.delete_table(TableName=table_name)
 
 
-PARTIQL_OPERATIONS = ("ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction")
+DATA_OPERATIONS = ("ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction", "BatchGetItem")
 
 
 @pytest.fixture
 def calls(client: Any) -> Iterator[dict[str, list[dict[str, Any]]]]:
-    """The parameters of every PartiQL call made during the test, by operation name (the
+    """The parameters of every PartiQL call (and BatchGetItem) made during the test, by operation name (the
     table fixtures' control-plane calls are not statements and are left out)."""
     recorded: dict[str, list[dict[str, Any]]] = defaultdict(list)
 
@@ -71,7 +71,7 @@ def calls(client: Any) -> Iterator[dict[str, list[dict[str, Any]]]]:
         recorded[model.name].append(copy.deepcopy(params))
 
     hook_id = f"dbapi-test-calls-{uuid.uuid4().hex}"
-    events = [f"before-parameter-build.dynamodb.{operation}" for operation in PARTIQL_OPERATIONS]
+    events = [f"before-parameter-build.dynamodb.{operation}" for operation in DATA_OPERATIONS]
     for event in events:
         client.meta.events.register(event, record, unique_id=f"{hook_id}-{event}")
     yield recorded

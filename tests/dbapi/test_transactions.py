@@ -24,9 +24,11 @@ def test_writes_are_invisible_until_commit(
     tx.execute(f'DELETE FROM {table.ref} WHERE "pk" = ? AND "sk" = ?', ["a", "gone"])
     assert tx.rowcount == -1  # a DELETE of a missing item commits silently: the count is unknown
     assert tx_conn.pending == 3
-    assert table.keys(tx) == [("a", "old")]  # reads run at once and see committed data only
-    assert table.item(cur, "a", "old") == {"pk": "a", "sk": "old", "v": 1}
-    assert len(calls["ExecuteStatement"]) == 3  # the seed INSERT and the two reads; no buffered write
+    assert table.keys(tx) == [("a", "1"), ("a", "old")]  # the transaction reads its own writes
+    assert table.item(tx, "a", "old") == {"pk": "a", "sk": "old", "v": 2}
+    assert table.item(cur, "a", "old") == {"pk": "a", "sk": "old", "v": 1}  # others read committed data
+    assert len(calls["ExecuteStatement"]) == 4  # the seed INSERT and the three reads; no buffered write
+    assert len(calls["BatchGetItem"]) == 1  # the committed item the UPDATE changes, read once
 
     tx_conn.commit()
 

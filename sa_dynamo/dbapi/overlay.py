@@ -1,0 +1,107 @@
+"""A transaction reads its own writes.
+
+Writes wait in the connection's buffer until COMMIT. A SELECT in the same transaction reads the
+committed items from DynamoDB, then lays the buffer over them: an item the transaction wrote is
+taken as it will be once committed (its image), and kept only where the SELECT's WHERE holds for
+that image; a deleted item disappears; ORDER BY, LIMIT and COUNT apply to the merged items.
+
+The WHERE is tested in Python by the predicate the dialect compiles from the same condition tree
+as the PartiQL (``Cursor.read_matches``). An UPDATE's image needs the item as committed: those
+are read once per transaction, strongly consistently, when a read first needs them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .values import deserialize
+from .writes import Write
+
+Item = dict[str, Any]  # an item as AttributeValues
+Key = tuple[Any, ...]  # an item's key values, as Python values
+
+
+def key_of(item: Mapping[str, Any], names: Iterable[str]) -> Key:
+    """An item's key values as Python values: 1 and 1.0 are one number, as DynamoDB says."""
+    return tuple(deserialize(item[name]) for name in names)
+
+
+def image(write: Write, committed: Item | None) -> Item | None:
+    """The item after ``write`` commits, given the item as committed (None: no item)."""
+    if write.kind == "DELETE":
+        return None
+    if write.kind in ("INSERT", "PUT"):
+        return dict(write.values)
+    if committed is None:  # an UPDATE of a missing item changes nothing
+        return None
+    item = {**committed, **write.values}
+    for name in write.removes:
+        item.pop(name, None)
+    return item
+
+
+def python(item: Mapping[str, Any]) -> dict[str, Any]:
+    """An item as the values a predicate reads."""
+    return {name: deserialize(value) for name, value in item.items()}
+
+
+def equality_test(names: list[str] | None, parameters: list[dict]) -> Callable[[dict], bool] | None:
+    """The test of a WHERE that only compares attributes with parameters (``"a" = ? AND ...``),
+    which the driver can decide without SQLAlchemy's predicate; None for any other WHERE."""
+    if names is None or len(names) != len(parameters):
+        return None
+    wanted = [(name, deserialize(value)) for name, value in zip(names, parameters, strict=True)]
+
+    def matches(item: dict[str, Any]) -> bool:
+        return all(type(item.get(name)) is type(value) and item[name] == value for name, value in wanted)
+
+    return matches
+
+
+@dataclass(frozen=True)
+class Source:
+    """What a SELECT reads: the table's key attributes, and the key attributes an item needs to be
+    in the index read (an item without them is not in a sparse index), the sort key first when
+    the order of the rows is the sort key's."""
+
+    key: tuple[str, ...]
+    required: tuple[str, ...]
+    sort_key: str | None
+
+
+def merge(
+    read: list[Item],
+    images: Mapping[Key, Item | None],
+    source: Source,
+    matches: Callable[[dict[str, Any]], bool],
+    order: tuple[str, bool] | None,
+) -> list[Item]:
+    """The items a SELECT returns once the transaction's writes are applied.
+
+    ``read``: the items DynamoDB returned (committed, already filtered by the WHERE); ``images``:
+    the items the transaction wrote, by key, as they will be (None: deleted). ``order`` is
+    ORDER BY's attribute and whether it descends; without it the rows keep the sort key's
+    ascending order a Query returns."""
+    merged = [item for item in read if key_of(item, source.key) not in images]
+    changed = len(merged) != len(read)
+    for written in images.values():
+        if (
+            written is not None
+            and all(name in written for name in source.required)
+            and matches(python(written))
+        ):
+            merged.append(written)
+            changed = True
+    if not changed:
+        return read
+    attribute, descending = order if order is not None else (source.sort_key, False)
+    if attribute is not None:
+        merged.sort(key=lambda item: _sortable(item.get(attribute)), reverse=descending)
+    return merged
+
+
+def _sortable(value: Mapping[str, Any] | None) -> tuple[int, Any]:
+    """A key attribute's value for sorting (key attributes are S, N or B); missing first."""
+    return (0, None) if value is None else (1, deserialize(value))
