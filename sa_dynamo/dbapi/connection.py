@@ -223,7 +223,12 @@ class Connection:
             # one item. A DELETE of a missing item commits silently, so without the read its
             # count is unknown.
             return -1 if kind == "DELETE" and matches is None else 1
-        merged, rowcount = writes.merge(earlier.action, write, self.hide_parameters)
+        if write.kind == "INSERT" and earlier.action.kind == "DELETE":
+            # deleted, then inserted anew: one action that leaves the item as the INSERT writes it
+            committed = self._committed_item(write.table, write.key)
+            merged, rowcount = writes.reinserted(earlier.action, write, committed), 1
+        else:
+            merged, rowcount = writes.merge(earlier.action, write, self.hide_parameters)
         if merged is not None:  # e.g. an UPDATE that grows an inserted item past 400 KB
             check_write(merged, self.table_rules(merged.table), self.hide_parameters)
         position = next(i for i, pending in enumerate(self._pending) if pending is earlier)

@@ -257,18 +257,25 @@ def settled(later: Write, earlier: Write) -> Write:
     return replace(later, conditions=kept)
 
 
+def reinserted(deleted: Write, inserted: Write, committed: dict[str, Any] | None) -> Write:
+    """The one write that deletes an item and inserts it anew (``committed``: the item as stored,
+    None when there is none): an UPDATE that sets every attribute the INSERT writes and removes
+    the others, under the DELETE's conditions; or the INSERT itself when nothing is stored."""
+    if committed is None:
+        return inserted
+    key = dict(inserted.key)
+    values = {name: value for name, value in inserted.values.items() if name not in key}
+    removes = [name for name in committed if name not in inserted.values]
+    return Write("UPDATE", inserted.table, inserted.key, values, removes, deleted.conditions)
+
+
 def merge(earlier: Write, later: Write, hidden: bool = False) -> tuple[Write | None, int]:
     """The single write that has the effect of ``earlier`` then ``later`` on one item, and
     ``later``'s rowcount (-1 when only the commit can tell)."""
-    if later.kind == "INSERT":
-        if earlier.kind != "DELETE":
-            raise IntegrityError(
-                f"duplicate key {later.key_text(hidden)} in table "
-                f"{later.table!r}: this transaction already wrote that item"
-            )
-        raise NotSupportedError(
-            f"the item {later.key_text(hidden)} of {later.table!r} is "
-            "deleted and inserted again in one transaction, which DynamoDB cannot do atomically: commit between them"
+    if later.kind == "INSERT":  # after a DELETE of the item, see reinserted()
+        raise IntegrityError(
+            f"duplicate key {later.key_text(hidden)} in table "
+            f"{later.table!r}: this transaction already wrote that item"
         )
     if earlier.kind == "DELETE":
         return earlier, 0  # the item is gone: the later UPDATE or DELETE matches nothing

@@ -25,12 +25,12 @@ def update(
     return cursor.rowcount
 
 
-def delete(cursor: dbapi.Cursor, table: Table, where: dict | None = None) -> int:
+def delete(cursor: dbapi.Cursor, table: Table, where: dict | None = None, sk: str = "1") -> int:
     where = where or {}
     text = f'DELETE FROM {table.ref} WHERE "pk" = ? AND "sk" = ?'
     if where:
         text += " AND (" + " AND ".join(f'"{n}" = ?' for n in where) + ")"
-    cursor.execute(text + " RETURNING ALL OLD *", ["a", "1", *where.values()])
+    cursor.execute(text + " RETURNING ALL OLD *", ["a", sk, *where.values()])
     return cursor.rowcount
 
 
@@ -107,10 +107,23 @@ def test_writes_after_a_delete_match_nothing(tx_conn, tx, table):
     delete(tx, table)
     assert update(tx, table, {"v": 2}) == 0
     assert delete(tx, table) == 0
-    with pytest.raises(dbapi.NotSupportedError, match="deleted and inserted again in one transaction"):
-        table.insert(tx, {"pk": "a", "sk": "1"})
     tx_conn.commit()
     assert table.keys(tx) == []
+
+
+def test_an_item_deleted_and_inserted_again_is_written_anew(tx_conn, tx, table, calls):
+    table.insert(tx, {"pk": "a", "sk": "1", "v": 1, "old": "x"})
+    tx_conn.commit()
+    delete(tx, table)
+    table.insert(tx, {"pk": "a", "sk": "1", "v": 2, "new": "y"})
+    assert tx.rowcount == 1
+    table.insert(tx, {"pk": "a", "sk": "2", "v": 3})  # never stored: deleted, then inserted
+    delete(tx, table, sk="2")
+    table.insert(tx, {"pk": "a", "sk": "2", "v": 4})
+    tx_conn.commit()
+    assert table.item(tx, "a", "1") == {"pk": "a", "sk": "1", "v": 2, "new": "y"}
+    assert table.item(tx, "a", "2") == {"pk": "a", "sk": "2", "v": 4}
+    assert [len(c["TransactStatements"]) for c in calls["ExecuteTransaction"]] == [1, 2]
 
 
 def test_a_condition_that_cannot_be_decided_is_refused(tx_conn, tx, table):
