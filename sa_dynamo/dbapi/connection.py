@@ -213,6 +213,8 @@ class Connection:
                 return 0
             if earlier is not None:  # its WHERE held for the item as this transaction left it
                 write = writes.settled(write, earlier.action)
+            elif kind == "DELETE":  # an item deleted by someone else meanwhile makes the commit fail
+                write = writes.while_present(write)
         if earlier is None:
             held = Pending(write or body, (row,))
             if write is not None:

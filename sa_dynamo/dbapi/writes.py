@@ -246,6 +246,13 @@ def _check(
     return True, remaining
 
 
+def while_present(write: Write) -> Write:
+    """``write`` on condition that its item still exists when the transaction commits (a DELETE
+    of a missing item succeeds silently; DynamoDB fails this condition on a missing item)."""
+    present = Condition(f"{quote(write.key[0][0])} IS NOT MISSING", [])
+    return replace(write, conditions=[*write.conditions, present])
+
+
 def settled(later: Write, earlier: Write) -> Write:
     """``later`` with the conditions dropped that were decided on the item as ``earlier`` leaves
     it; those on attributes ``earlier`` leaves alone stay, for the commit to check against the

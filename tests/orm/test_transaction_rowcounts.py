@@ -130,6 +130,16 @@ def test_a_change_between_execute_and_commit_is_stale_and_writes_nothing(engine,
     assert names(engine) == {1: "Other", 2: "Bob"}
 
 
+def test_a_delete_of_an_item_deleted_meanwhile_is_stale_and_writes_nothing(engine, staff, raw):
+    with Session(engine) as session:
+        assert session.execute(delete(Employee).where(Employee.id == 1)).rowcount == 1
+        session.add(Manager(id=4, name="Dee"))
+        raw.delete_item(TableName=Employee.__tablename__, Key={"id": {"N": "1"}})
+        with pytest.raises(StaleDataError):
+            session.commit()
+    assert names(engine) == {2: "Bob"}
+
+
 def test_autocommit_counts_zero_for_no_match(engine, staff):
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         assert conn.execute(update(Employee.__table__).where(Employee.id == 9).values(name="x")).rowcount == 0
