@@ -162,3 +162,52 @@ def test_paginate_refuses_rather_than_miss_the_writes(engine, tables):
         session.flush()
         with pytest.raises(NotSupportedError, match="paginate"):
             sa_dynamo.paginate(session, select(Note).where(Note.owner == "o"), page_size=2)
+
+
+@pytest.fixture
+def requests(engine):
+    """The operations DynamoDB receives, with the statement of each ExecuteStatement."""
+    seen: list[str] = []
+
+    def record(params, model, **kwargs):
+        seen.append(f"{model.name} {params.get('Statement', '')}".strip())
+
+    with engine.connect() as conn:
+        client = conn.connection.dbapi_connection.client
+    client.meta.events.register("before-parameter-build.dynamodb", record)
+    yield seen
+    client.meta.events.unregister("before-parameter-build.dynamodb", record)
+
+
+def test_what_the_overlay_costs(engine, tables, requests):
+    notes_table, staff = Note.__tablename__, Employee.__tablename__
+    with Session(engine) as session:
+        loaded = session.scalars(select(Note).where(Note.owner == "o", Note.n < 3)).all()
+        for note in loaded:
+            note.body = "changed"
+        assert session.get(Employee, 1).name == "Ann"  # another table: no flush, no overlay
+        assert notes(session) == [(1, "changed"), (2, "changed"), (3, "b3"), (5, "b5")]
+        assert notes(session, Note.n == 2) == [(2, "changed")]  # the committed items are read once
+        session.rollback()
+    assert requests == [
+        f'ExecuteStatement SELECT "owner", "n", "body", "tag" FROM "{notes_table}" WHERE "owner" = ? AND "n" < ?',
+        f'ExecuteStatement SELECT "id", "name", "$type", "language", "reports" FROM "{staff}" '
+        'WHERE "id" = ? AND ("$type" IN [?, ?, ?])',
+        "BatchGetItem",
+        f'ExecuteStatement SELECT * FROM "{notes_table}" WHERE "owner" = ?',
+        f'ExecuteStatement SELECT * FROM "{notes_table}" WHERE "owner" = ? AND "n" = ?',
+    ]
+
+
+def test_conditional_updates_of_one_item_in_one_transaction(engine, tables):
+    with Session(engine) as session:
+        first = update(Note).where(Note.owner == "o", Note.n == 3, Note.tag == "t").values(body="one")
+        assert session.execute(first).rowcount == 1
+        second = update(Note).where(Note.owner == "o", Note.n == 3, Note.body == "one").values(tag="u")
+        assert session.execute(second).rowcount == 1
+        stale = update(Note).where(Note.owner == "o", Note.n == 3, Note.tag == "t").values(body="two")
+        assert session.execute(stale).rowcount == 0  # the tag is "u" now
+        session.commit()
+    with Session(engine) as session:
+        note = session.get(Note, ("o", 3))
+        assert (note.body, note.tag) == ("one", "u")
