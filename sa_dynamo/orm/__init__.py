@@ -9,12 +9,14 @@ from . import (  # noqa: F401 (listeners)
     subclass_loading,
     template_queries,
 )
+from .attribute_bags import attribute_bag
 from .discriminator import SingleTable
 from .item_collections import item_collection
 from .key_templates import computed_key, key_of
 
 __all__ = [
     "SingleTable",
+    "attribute_bag",
     "computed_key",
     "item_collection",
     "key_of",
