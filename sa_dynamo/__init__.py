@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import exc
 from .constructs import upsert, use_index
 from .dialect.types import BinarySet, NumberSet, StringSet
-from .orm import SingleTable, item_collection, key_of
+from .orm import SingleTable, attribute_bag, computed_key, item_collection, key_of
 from .pagination import Page, paginate
 from .plan import Plan, explain
 from .transaction import run_transaction
@@ -20,6 +20,8 @@ __all__ = [
     "SingleTable",
     "StringSet",
     "__version__",
+    "attribute_bag",
+    "computed_key",
     "exc",
     "explain",
     "item_collection",

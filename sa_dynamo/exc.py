@@ -18,6 +18,10 @@ class KeyTemplateError(sa_exc.ArgumentError):
     """A key template names an attribute its class does not map, or conflicts with another."""
 
 
+class AttributeBagError(sa_exc.InvalidRequestError):
+    """An attribute bag holds an attribute that a column of its class maps."""
+
+
 class ScanWarning(sa_exc.SAWarning):
     """A statement scans a whole table (dynamodb_scan='warn', the default)."""
 

@@ -90,6 +90,9 @@ class Cursor:
         self.discriminator: Discriminator | None = None
         self.count: str | None = None
         self.hidden_columns = 0  # trailing projected attributes that are read but not returned
+        # SELECT * with fixed columns: (names, rest), where column ``rest`` holds every attribute
+        # the other names do not, as a dict (an attribute bag)
+        self.star_columns: tuple[tuple[str, ...], str] | None = None
         # an UPDATE/DELETE's WHERE as a test of the item: in a transaction the item is read first,
         # so the rowcount is exact and a write matching nothing is not held (Connection._buffer)
         self.write_matches: Callable[[dict], bool] | None = None
@@ -153,7 +156,10 @@ class Cursor:
         self._check_open()
         self._reset()
         if _kind(operation) == "SELECT":
-            self._set_result(projection(operation) or (), [])
+            names = projection(operation)
+            if names is None and self.star_columns is not None:
+                names = self.star_columns[0]
+            self._set_result(names or (), [])
         return self
 
     def executemany(self, operation: str, seq_of_parameters: Sequence[Sequence[Any]]) -> Cursor:
@@ -253,6 +259,8 @@ class Cursor:
                 return
         pages = self._pages
         names = pages.prepare(operation, body, self.page_size, self.consistent_read, self.hidden_columns)
+        if names is None and self.star_columns is not None:
+            names, pages.rest = self.star_columns
         if self.count is not None:
             self._set_result(("count",), [(pages.count(body, self.count, names[0]),)])
             pages.log(1)

@@ -104,6 +104,7 @@ class Pages:
         self.started = time.perf_counter()
         self.names: Sequence[str] = ()
         self.paths: list[tuple[stmt.Step, ...]] | None = None  # set for a covered projection
+        self.rest: str | None = None  # the column holding every attribute the other names do not
         self.request: dict[str, Any] | None = None
         self.next_token: str | None = None
         self.wire = False  # whether the items last read are DynamoDB's JSON (values.WIRE_ITEMS)
@@ -237,10 +238,20 @@ class Pages:
                 append(tuple([None if (v := _at(item, p)) is None else value(v) for p in self.paths]))
             return rows
         names = self.names
+        if self.rest is not None:
+            return [self._with_rest(item, value) for item in items]
         for item in items:
             get = item.get  # an item holds no None: botocore and DynamoDB leave absent attributes out
             append(tuple([None if (v := get(n)) is None else value(v) for n in names]))
         return rows
+
+    def _with_rest(self, item: dict[str, Any], value: Any) -> tuple:
+        named = set(self.names)
+        rest = {name: value(v) for name, v in item.items() if name not in named}
+        return tuple(
+            rest if name == self.rest else (None if (v := item.get(name)) is None else value(v))
+            for name in self.names
+        )
 
     def log(self, rows: int) -> None:
         """One line per SELECT once it is read: pages, items, rows, capacity, time."""

@@ -42,6 +42,13 @@ def _absent(template: Any, params: Any) -> frozenset[int]:
     return frozenset(i for i in range(len(template.entries)) if params[i] is None)
 
 
+def row_shape(template: Any, params: Any) -> tuple[tuple[Any, frozenset[int]], Any]:
+    """A row's group: (the template with its attribute bag expanded, or None without a bag; the
+    entries it leaves absent), and its values for that template."""
+    shaped, values = template.with_bag(params) if template.bag is not None else (None, params)
+    return (shaped, _absent(shaped or template, values)), values
+
+
 def _without(params: Any, absent: frozenset[int]) -> list[Any]:
     return [v for i, v in enumerate(params) if i not in absent]
 
@@ -238,19 +245,23 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         caller.warn(message, ScanWarning)
 
     def _apply_template(self, template: DMLTemplate | None) -> None:
-        """None means attribute absent: leave it out of an INSERT, REMOVE it in an UPDATE."""
+        """None means attribute absent: leave it out of an INSERT, REMOVE it in an UPDATE. An
+        attribute bag's value becomes the attributes it writes (DMLTemplate.with_bag)."""
         if template is not None:
-            groups: dict[frozenset[int], list] = defaultdict(list)
+            groups: dict[tuple, list] = defaultdict(list)
             for params in self.parameters:
-                groups[_absent(template, params)].append(params)
+                key, values = row_shape(template, params)
+                groups[key].append(values)
             if len(groups) > 1:
                 self.dynamodb_groups = [
-                    (template.render(a), [_without(p, a) for p in rows]) for a, rows in groups.items()
+                    ((shaped or template).render(a), [_without(p, a) for p in rows])
+                    for (shaped, a), rows in groups.items()
                 ]
-            elif absent := next(iter(groups)):
+            elif (shaped_absent := next(iter(groups)))[0] is not None or shaped_absent[1]:
                 # Rewritten here, before the statement is logged, so echo shows what is sent.
-                self.statement = template.render(absent)
-                self.parameters = [_without(params, absent) for params in self.parameters]
+                shaped, absent = shaped_absent
+                self.statement = (shaped or template).render(absent)
+                self.parameters = [_without(params, absent) for params in groups[shaped_absent]]
 
     def _configure_cursor(self, compiled: Any) -> None:
         cursor = self.cursor
@@ -275,6 +286,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                 cursor.write_matches = self._item_test(compiled)
         cursor.count = compiled.dynamodb_count
         cursor.hidden_columns = compiled.dynamodb_hidden_columns
+        cursor.star_columns = compiled.dynamodb_star_columns
         if compiled.dynamodb_key_names is not None:
             cursor.connection.set_key_names(*compiled.dynamodb_key_names)
         page = options.get(PAGE)

@@ -26,12 +26,14 @@ class SingleTable:
     ``$type`` (``__discriminator__`` renames it) and loads subclass attributes with the base
     (``with_polymorphic="*"``); every class's identity is its class name
     (``__mapper_args__ = {"polymorphic_identity": ...}`` overrides it).
+    ``__discriminator__ = None`` opts out: no type attribute, no type filter (see
+    ``shared_tables.without_discriminator``).
     """
 
-    __discriminator__: ClassVar[str] = "$type"
+    __discriminator__: ClassVar[str | None] = "$type"
 
     def __init_subclass__(cls, **kw: Any) -> None:
-        if not cls.__dict__.get("__abstract__", False):
+        if not cls.__dict__.get("__abstract__", False) and cls.__discriminator__ is not None:
             args = dict(cls.__dict__.get("__mapper_args__", {}))
             args.setdefault("polymorphic_identity", cls.__name__)
             if not any(base.__dict__.get("__mapper__") is not None for base in cls.__mro__[1:]):

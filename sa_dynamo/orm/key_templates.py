@@ -1,52 +1,101 @@
 """Key templates: key attributes computed from other attributes, as single-table design does.
 
 ``__key_templates__ = {"pk": "CUSTOMER#{customer_id}", "sk": "ORDER#{order_id}"}`` on a mapped
-class fills ``pk``/``sk`` on flush (and again when the sources change), and a query that pins
-every source of a template gets the matching key condition, so ``Order.customer_id == "42"``
-becomes a Query on ``"pk" = 'CUSTOMER#42'`` instead of a Scan (and ``customer_id.in_([...])`` a
-Query on ``"pk" IN [...]``). A template whose source is None
-leaves its attribute absent (the item drops out of that sparse index); never ``STATUS#None``.
+class fills ``pk``/``sk`` on flush (and again when the sources change); template_queries.py turns
+a query's conditions on the sources into key conditions. A template whose source is None leaves
+its attribute absent (the item drops out of that sparse index); never ``STATUS#None``.
+
+A key whose value depends on the object's state (DynamoMapper's conditional index: archived
+products under ``ARCHIVED_PRODUCT``, the others under ``ACTIVE_PRODUCT``) is a
+``computed_key(function, *sources)``: the function sees the declared sources only, so the key is
+recomputed whenever one of them changes, and returning None leaves the item out of the index.
 """
 
 from __future__ import annotations
 
-import string
+from collections.abc import Callable, Mapping
+from types import SimpleNamespace
 from typing import Any, NamedTuple
 
 from sqlalchemy import event, inspect
 from sqlalchemy.exc import InvalidRequestError
-from sqlalchemy.orm import Mapper, ORMExecuteState, Session
-from sqlalchemy.sql import elements, operators
+from sqlalchemy.orm import Mapper
 
-from ..dialect.key_schema import KeySchema, index_key_schema, key_schema
 from ..exc import KeyTemplateError
+from .key_formats import Field, format_field, parse
 
 ATTRIBUTE = "__key_templates__"
+
+
+class ComputedKey(NamedTuple):
+    """A key computed by a function of the object's ``sources`` (see ``computed_key``)."""
+
+    function: Callable[[Any], str | None]
+    sources: tuple[str, ...]
+
+
+def computed_key(function: Callable[[Any], str | None], *sources: str) -> ComputedKey:
+    """A ``__key_templates__`` entry computed by ``function(obj)``, which may read only ``sources``
+    (attributes of the class): ``computed_key(lambda p: "ARCHIVED" if p.archived else "ACTIVE",
+    "archived")``. None leaves the attribute absent, so the item stays out of a sparse index."""
+    if not sources or not all(isinstance(name, str) and name.isidentifier() for name in sources):
+        raise KeyTemplateError(
+            "computed_key(function, *sources): name the attributes the function reads, e.g. "
+            "computed_key(status_key, 'archived_at')"
+        )
+    return ComputedKey(function, tuple(sources))
 
 
 class KeyTemplate(NamedTuple):
     target: str
     text: str
     sources: tuple[str, ...]
+    fields: tuple[Field, ...] = ()
+    trailing: str = ""  # literal text after the last placeholder
+    function: Callable[[Any], str | None] | None = None
 
     @classmethod
-    def parse(cls, target: str, text: str) -> KeyTemplate:
-        fields = tuple(name for _, name, _, _ in string.Formatter().parse(text) if name is not None)
-        if any(not name or not name.isidentifier() for name in fields):
+    def parse(cls, target: str, text: str | ComputedKey) -> KeyTemplate:
+        if isinstance(text, ComputedKey):
+            name = getattr(text.function, "__qualname__", repr(text.function))
+            return cls(target, f"computed_key({name})", text.sources, function=text.function)
+        fields, trailing = parse(text)
+        if any(not f.name or not f.name.isidentifier() for f in fields):
             raise KeyTemplateError(
                 f"key template {text!r} for {target!r}: use {{attribute}} placeholders only"
             )
-        return cls(target, text, fields)
+        return cls(target, text, tuple(dict.fromkeys(f.name for f in fields)), fields, trailing)
 
     @property
     def prefix(self) -> str:
         """The literal text before the first placeholder: every value starts with it."""
-        return next(iter(string.Formatter().parse(self.text)))[0] or ""
+        if self.function is not None:
+            return ""
+        return self.fields[0].literal if self.fields else self.trailing
 
-    def render(self, values: dict[str, Any]) -> str | None:
-        if any(values.get(name) is None for name in self.sources):
+    def renders_from(self, values: Mapping[str, Any]) -> bool:
+        """Whether ``values`` give the template what it reads (a computed key reads None too)."""
+        if self.function is not None:
+            return all(name in values for name in self.sources)
+        return all(values.get(name) is not None for name in self.sources)
+
+    def render(self, values: Mapping[str, Any]) -> str | None:
+        if not self.renders_from(values):
             return None
-        return self.text.format(**values)
+        if self.function is not None:
+            view = SimpleNamespace(**{name: values[name] for name in self.sources})
+            try:
+                return self.function(view)
+            except AttributeError as error:
+                raise KeyTemplateError(
+                    f"{self.text} for {self.target!r} read an attribute it does not declare ({error}): "
+                    "name every attribute it reads in computed_key(function, *sources)"
+                ) from error
+        pieces = [f.literal + format_field(f, values[f.name]) for f in self.fields]
+        return "".join(pieces) + self.trailing
+
+    def same_as(self, other: KeyTemplate) -> bool:
+        return (self.text, self.function) == (other.text, other.function)
 
 
 def templates(class_: type) -> dict[str, KeyTemplate]:
@@ -55,13 +104,14 @@ def templates(class_: type) -> dict[str, KeyTemplate]:
     owner: dict[str, type] = {}
     for klass in reversed(class_.__mro__):
         for target, text in klass.__dict__.get(ATTRIBUTE, {}).items():
-            if target in merged and merged[target].text != text:
+            template = KeyTemplate.parse(target, text)
+            if target in merged and not merged[target].same_as(template):
                 raise KeyTemplateError(
                     f"{klass.__name__} redefines the key template of {target!r} ({text!r}) that "
                     f"{owner[target].__name__} already defines as {merged[target].text!r}: classes of one "
                     "hierarchy share their ancestors' templates; move the template down to the subclasses"
                 )
-            merged[target] = KeyTemplate.parse(target, text)
+            merged[target] = template
             owner[target] = klass
     return merged
 
@@ -109,9 +159,10 @@ def fill(mapper: Mapper, target: Any, updating: bool = False) -> None:
         if template.target in keys:
             if value is None:
                 missing = [name for name in template.sources if values[name] is None]
+                cause = f"{', '.join(missing)} is None" if missing else "it returned None"
                 raise InvalidRequestError(
                     f"{mapper.class_.__name__}.{template.target} is a key built from {template.text!r}, but "
-                    f"{', '.join(missing)} is None: set it before flushing"
+                    f"{cause}: set it before flushing"
                 )
             if updating and value != current:
                 raise InvalidRequestError(
@@ -121,102 +172,6 @@ def fill(mapper: Mapper, target: Any, updating: bool = False) -> None:
                 )
         if value != current:
             setattr(target, template.target, value)
-
-
-class Pinned(NamedTuple):
-    """What a query's AND terms say of the mapper's attributes."""
-
-    values: dict[str, Any]  # attribute == value
-    listed: dict[str, list[Any]]  # attribute IN [values]
-    compared: set[str]  # every attribute some term compares with a value
-
-
-def _pinned(terms: list[Any], mapper: Mapper) -> Pinned:
-    table = mapper.local_table
-    by_column = {column.name: prop.key for prop in mapper.column_attrs for column in prop.columns}
-    pinned, listed, compared = {}, {}, set()
-    for term in terms:
-        if not isinstance(term, elements.BinaryExpression):
-            continue
-        left, right = term.left, term.right
-        if (
-            isinstance(left, elements.ColumnClause)
-            and getattr(left, "table", None) is table
-            and isinstance(right, elements.BindParameter)
-            and left.name in by_column
-        ):
-            compared.add(by_column[left.name])
-            if term.operator is operators.eq:
-                pinned[by_column[left.name]] = right.effective_value
-            elif term.operator is operators.in_op and right.expanding:
-                listed[by_column[left.name]] = list(right.effective_value or ())
-    return Pinned(pinned, listed, compared)
-
-
-def _flatten(clause: Any) -> list[Any]:
-    if clause is None:
-        return []
-    if isinstance(clause, elements.BooleanClauseList) and clause.operator is operators.and_:
-        return [term for part in clause.clauses for term in _flatten(part)]
-    if isinstance(clause, elements.Grouping):
-        return _flatten(clause.element)
-    return [clause]
-
-
-def _listed_values(template: KeyTemplate, query: Pinned) -> list[str] | None:
-    """The template's values when one of its sources is listed by IN and the others are pinned:
-    ``company_id IN [1, 2]`` makes ``pk IN ['COMPANY#1', 'COMPANY#2']``."""
-    listed = [name for name in template.sources if name in query.listed and name not in query.values]
-    if len(listed) != 1:
-        return None
-    rendered = [template.render({**query.values, listed[0]: value}) for value in query.listed[listed[0]]]
-    return None if None in rendered else rendered
-
-
-def _conditions_for(mapper: Mapper, keys: KeySchema, found: dict, query: Pinned) -> list[Any] | None:
-    """Conditions on one key schema (table or index), or None when its partition key stays unknown."""
-    pinned = dict(query.values)
-    by_column = {column.name: prop.key for prop in mapper.column_attrs for column in prop.columns}
-    hash_attribute = by_column.get(keys.hash_key.name)
-    range_attribute = by_column.get(keys.range_key.name) if keys.range_key is not None else None
-    conditions = []
-    for attribute in (hash_attribute, range_attribute):
-        template = found.get(attribute)
-        if template is None or attribute in pinned:
-            continue
-        value = template.render(pinned)
-        if value is not None:
-            pinned[attribute] = value
-            conditions.append(mapper.columns[attribute] == value)
-        elif attribute == hash_attribute and (values := _listed_values(template, query)) is not None:
-            pinned[attribute] = values
-            conditions.append(mapper.columns[attribute].in_(values))
-    compared = query.compared
-    if hash_attribute not in pinned:
-        return None
-    template = found.get(range_attribute)
-    if template is not None and range_attribute not in compared | pinned.keys() and template.prefix:
-        # Every item of this class has a sort key starting with the template's literal prefix.
-        conditions.append(mapper.columns[range_attribute].startswith(template.prefix, autoescape=True))
-    return conditions
-
-
-def key_conditions(mapper: Mapper, whereclause: Any) -> list[Any]:
-    """Key conditions implied by a query's WHERE through the class's templates: on the table's
-    key when the templates pin its partition key, else on the first index whose key they pin."""
-    found = templates(mapper.class_)
-    if not found:
-        return []
-    query = _pinned(_flatten(whereclause), mapper)
-    table = mapper.local_table
-    schemas = [key_schema(table)] + [
-        index_key_schema(i) for i in sorted(table.indexes, key=lambda i: i.name or "")
-    ]
-    for keys in schemas:
-        conditions = _conditions_for(mapper, keys, found, query)
-        if conditions is not None:
-            return conditions
-    return []
 
 
 @event.listens_for(Mapper, "mapper_configured")
@@ -232,14 +187,3 @@ def _before_insert(mapper: Mapper, connection: Any, target: Any) -> None:
 @event.listens_for(Mapper, "before_update")
 def _before_update(mapper: Mapper, connection: Any, target: Any) -> None:
     fill(mapper, target, updating=True)
-
-
-@event.listens_for(Session, "do_orm_execute")
-def _add_key_conditions(state: ORMExecuteState) -> None:
-    # Only the query's own entity: relationship loaders write their own criteria, often on aliases.
-    mapper = state.bind_mapper
-    if not state.is_select or state.is_relationship_load or mapper is None:
-        return
-    conditions = key_conditions(mapper, state.statement.whereclause)
-    if conditions:
-        state.statement = state.statement.where(*conditions)

@@ -40,6 +40,13 @@ def discriminator_column(mapper: Mapper) -> Any:
     return mapper.base_mapper.polymorphic_on
 
 
+def without_discriminator(mapper: Mapper) -> bool:
+    """Whether the class opted out of a discriminator (``__discriminator__ = None``, as EF Core's
+    ``HasNoDiscriminator()``): its key patterns alone keep its items apart from the other kinds
+    in the table, so it writes no type attribute and its queries get no type filter."""
+    return getattr(mapper.class_, "__discriminator__", "") is None
+
+
 def shape(mapper: Mapper) -> Shape:
     table = physical_table(mapper)
     keys = key_schema(table)
@@ -88,11 +95,13 @@ def validate(mappers: list[Mapper], only: set[str] | None = None) -> None:
                 len(members) > 1
                 and mapper.base_mapper is not reference.base_mapper
                 and expected.discriminator is None
+                and not (without_discriminator(mapper) and without_discriminator(reference))
             ):
                 raise KeySchemaMismatchError(
                     f"{reference.class_.__name__} and {mapper.class_.__name__} share DynamoDB table {name!r} "
                     "without a discriminator: give their hierarchies polymorphic_on a common attribute "
-                    "(or use sa_dynamo.SingleTable)"
+                    "(or use sa_dynamo.SingleTable), or, when their key patterns never overlap, say so "
+                    "with __discriminator__ = None on both"
                 )
             identity = mapper.polymorphic_identity
             if identity is None:

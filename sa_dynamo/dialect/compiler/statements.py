@@ -30,6 +30,7 @@ from ...sqlalchemy_private import (
     select_extras,
     where_criteria,
 )
+from ..attribute_bag import is_bag
 from ..key_schema import KeySchema, key_schema
 from ..types import JSONElementAs
 from .access_path import RANGE_KEY_OPERATORS, access_path
@@ -60,6 +61,7 @@ class DynamoDBCompiler(ConditionCompiler):
     dynamodb_count: str | None = None  # "rows" for COUNT(*), "values" for COUNT(attribute)
     dynamodb_global_index = False
     dynamodb_hidden_columns = 0  # projected only for DynamoDB's sake, not returned
+    dynamodb_star_columns: tuple[tuple[str, ...], str] | None = None  # SELECT *'s columns, and the bag's
     dynamodb_key_names: tuple[str, tuple[str, ...]] | None = None  # a write's table and key
     dynamodb_key_between: tuple[str, str] | None = None  # a sort-key BETWEEN's bound parameters
     dynamodb_always_empty = False  # the WHERE folded to FALSE: no row can match
@@ -266,6 +268,7 @@ class DynamoDBCompiler(ConditionCompiler):
                 c.replace(COUNT_ROWS, self.preparer.quote(key_schema(table).hash_key.name))
                 for c in inner_columns
             ]
+        inner_columns = self._star_for_bag(table, inner_columns)
         index, keys, reason = access_path(table, select, compile_state)
         source = self.preparer.format_table(table)
         if index is not None:
@@ -307,6 +310,20 @@ class DynamoDBCompiler(ConditionCompiler):
         if limit_clause(select) is not None:
             self._row_limit(select)
         return text
+
+    def _star_for_bag(self, table: Table, inner_columns: list[str]) -> list[str]:
+        """An attribute bag holds every attribute no column names, which only ``SELECT *``
+        reads: the driver is told which columns the rows have and which one is the bag."""
+        bags = [c.name for c in table.columns if is_bag(c) and self.preparer.quote(c.name) in inner_columns]
+        if not bags:
+            return inner_columns
+        names = []
+        for rendered in inner_columns:
+            if not (rendered.startswith('"') and rendered.endswith('"')):
+                self._refuse(f"{rendered} beside an attribute bag", "select the entity or plain columns")
+            names.append(rendered[1:-1].replace('""', '"'))
+        self.dynamodb_star_columns = (tuple(names), bags[0])
+        return ["*"]
 
     def _order_by(self, keys: KeySchema, select: Any, **kw: Any) -> str:
         terms = terms_of(where_criteria(select))
@@ -368,11 +385,14 @@ class DynamoDBCompiler(ConditionCompiler):
         self.stack.append({"correlate_froms": {table}, "asfrom_froms": {table}, "selectable": stmt})
         return stmt, compile_state, table
 
-    def _entries(self, stmt: Any, compile_state: Any, quote: Any, **kw: Any) -> tuple[_Entry, ...]:
+    def _entries(
+        self, stmt: Any, compile_state: Any, quote: Any, **kw: Any
+    ) -> tuple[tuple[_Entry, ...], int | None]:
+        """The entries written, and which one is an attribute bag (expanded at execution)."""
         params = crud_params(self, stmt, compile_state, **kw)
         if params.all_multi_params:
             self._refuse("a multi-row VALUES clause", "pass a list of dicts to execute() (executemany)")
-        entries = []
+        entries, bag = [], None
         for column, _expr, value, names in params.single_params:
             name = next(iter(names)) if len(names) == 1 else None
             if name is None or value != placeholder(self, name):
@@ -380,24 +400,26 @@ class DynamoDBCompiler(ConditionCompiler):
                     f"an SQL expression as the value of {column.name}",
                     "pass a plain Python value (arithmetic updates are not translated yet)",
                 )
+            if is_bag(column):
+                bag = len(entries)
             entries.append(_Entry(quote(column.name), value))
         if not entries:
             self._refuse("a write without values", "give at least one column a value")
-        return tuple(entries)
+        return tuple(entries), bag
 
     def visit_insert(self, insert_stmt, visiting_cte=None, **kw):
         stmt, compile_state, table = self._dml_setup(insert_stmt, "isinsert", **kw)
         if stmt.select is not None:
             self._refuse("INSERT ... SELECT", "select the rows first and insert them with executemany")
-        entries = self._entries(stmt, compile_state, self.preparer.attribute_literal, **kw)
+        entries, bag = self._entries(stmt, compile_state, self.preparer.attribute_literal, **kw)
         overwrite = isinstance(stmt, Upsert)
         head = ("PUT" if overwrite else "INSERT") + " INTO " + self.preparer.format_table(table) + " VALUE"
         self.dynamodb_plan = Plan("BatchWriteItem" if overwrite else "PutItem", table.name)
-        return self._render_with_binds(DMLTemplate("INSERT", head, entries, ""))
+        return self._render_with_binds(DMLTemplate("INSERT", head, entries, "", bag))
 
     def visit_update(self, update_stmt, visiting_cte=None, **kw):
         stmt, compile_state, table = self._dml_setup(update_stmt, "isupdate", **kw)
-        entries = self._entries(stmt, compile_state, self.preparer.quote_identifier, **kw)
+        entries, bag = self._entries(stmt, compile_state, self.preparer.quote_identifier, **kw)
         keys = {c.name for c in key_schema(table).columns}
         for entry in entries:
             if entry.attribute.strip('"') in keys:
@@ -408,7 +430,7 @@ class DynamoDBCompiler(ConditionCompiler):
         where = self._where(key_schema(table), where_criteria(stmt), full_key="UPDATE", **kw)
         self.dynamodb_plan = Plan("UpdateItem", table.name, None, self._key_condition, self._filter)
         head = "UPDATE " + self.preparer.format_table(table)
-        return self._render_with_binds(DMLTemplate("UPDATE", head, entries, " WHERE " + where))
+        return self._render_with_binds(DMLTemplate("UPDATE", head, entries, " WHERE " + where, bag))
 
     def visit_delete(self, delete_stmt, visiting_cte=None, **kw):
         stmt, _compile_state, table = self._dml_setup(delete_stmt, "isdelete", **kw)

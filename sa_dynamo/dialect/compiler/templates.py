@@ -4,7 +4,7 @@ limits, NOT IN as a chain of <>, and INSERT/UPDATE templates that leave None att
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sqlalchemy.exc import CompileError
 
@@ -54,6 +54,8 @@ class DMLTemplate(NamedTuple):
     head: str
     entries: tuple[_Entry, ...]
     tail: str
+    bag: int | None = None  # the entry of an attribute bag, whose value (a BagWrite) is expanded
+    removes: tuple[str, ...] = ()  # attributes an UPDATE REMOVEs besides the absent entries
 
     def render(self, absent: frozenset[int] = frozenset()) -> str:
         if self.kind == "INSERT":
@@ -62,8 +64,27 @@ class DMLTemplate(NamedTuple):
             )
             return f"{self.head} {{{body}}}{self.tail}"
         sets = [f"{e.attribute} = {e.value}" for i, e in enumerate(self.entries) if i not in absent]
-        removes = [f" REMOVE {e.attribute}" for i, e in enumerate(self.entries) if i in absent]
+        removed = [e.attribute for i, e in enumerate(self.entries) if i in absent] + list(self.removes)
+        removes = [f" REMOVE {name}" for name in removed]
         return self.head + (" SET " + ", ".join(sets) if sets else "") + "".join(removes) + self.tail
+
+    def with_bag(self, params: Any) -> tuple[DMLTemplate, list[Any]]:
+        """The template and values with the bag's entry replaced by the attributes it writes:
+        every entry SET (INSERT: every entry), the deleted ones REMOVEd."""
+        index = self.bag
+        write = params[index]
+        names = tuple(write.set)
+        quote = _literal if self.kind == "INSERT" else _identifier
+        entries = (
+            *self.entries[:index],
+            *(_Entry(quote(name), "?") for name in names),
+            *self.entries[index + 1 :],
+        )
+        removes = tuple(_identifier(name) for name in write.remove if name not in write.set)
+        if self.kind == "UPDATE" and len(entries) == 0 and not removes:
+            removes = (self.entries[index].attribute,)  # never stored: REMOVE is a no-op
+        values = [*params[:index], *(write.set[name] for name in names), *params[index + 1 :]]
+        return self._replace(entries=entries, removes=removes, bag=None), values
 
     def finalized(self, final_text: str) -> DMLTemplate:
         """The same template over the final statement text, whose placeholders are all ``?``."""
@@ -72,3 +93,11 @@ class DMLTemplate(NamedTuple):
         if not final_text.startswith(prefix):
             raise CompileError(f"internal: unexpected statement text {final_text!r}")
         return self._replace(entries=entries, tail=final_text[len(prefix) :])
+
+
+def _literal(name: str) -> str:
+    return "'" + name.replace("'", "''") + "'"
+
+
+def _identifier(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'

@@ -1,0 +1,214 @@
+"""Key conditions implied by a query's conditions on the sources of key templates.
+
+``Order.customer_id == "42"`` becomes ``"pk" = 'CUSTOMER#42'`` (a Query instead of a Scan),
+``customer_id.in_([...])`` a Query on ``"pk" IN [...]``, and a range on the source of an
+order-keeping sort-key template (``Product.price.between(10, 20)`` with ``"{price:010.2f}"``) a
+range on the formatted sort key. The conditions on the sources stay as filters, so the rows are
+exactly those the query asks for; the key conditions only narrow what DynamoDB reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from sqlalchemy import event
+from sqlalchemy.exc import CompileError
+from sqlalchemy.orm import Mapper, ORMExecuteState, Session
+from sqlalchemy.sql import elements, operators
+
+from ..dialect.key_schema import KeySchema, index_key_schema, key_schema
+from ..exc import KeyTemplateError
+from .key_formats import keeps_order
+from .key_templates import KeyTemplate, templates
+
+_RANGES = {operators.gt, operators.ge, operators.lt, operators.le, operators.between_op}
+
+
+class Pinned(NamedTuple):
+    """What a query's AND terms say of the mapper's attributes."""
+
+    values: dict[str, Any]  # attribute == value
+    listed: dict[str, list[Any]]  # attribute IN [values]
+    compared: set[str]  # every attribute some term compares with a value
+    ranges: dict[str, list[tuple[Any, tuple[Any, ...]]]]  # attribute -> (operator, bound values)
+
+
+def _bound_values(right: Any) -> tuple[Any, ...] | None:
+    if isinstance(right, elements.BindParameter):
+        return (right.effective_value,)
+    clauses = getattr(right, "clauses", ())
+    if len(clauses) == 2 and all(isinstance(c, elements.BindParameter) for c in clauses):
+        return tuple(c.effective_value for c in clauses)  # BETWEEN's two bounds
+    return None
+
+
+def _pinned(terms: list[Any], mapper: Mapper) -> Pinned:
+    table = mapper.local_table
+    by_column = {column.name: prop.key for prop in mapper.column_attrs for column in prop.columns}
+    pinned, listed, compared, ranges = {}, {}, set(), {}
+    for term in terms:
+        if not isinstance(term, elements.BinaryExpression):
+            continue
+        left, values = term.left, _bound_values(term.right)
+        if not (
+            isinstance(left, elements.ColumnClause)
+            and getattr(left, "table", None) is table
+            and values is not None
+            and left.name in by_column
+        ):
+            continue
+        attribute = by_column[left.name]
+        compared.add(attribute)
+        if term.operator is operators.eq:
+            pinned[attribute] = values[0]
+        elif term.operator is operators.in_op and term.right.expanding:
+            listed[attribute] = list(values[0] or ())
+        elif term.operator in _RANGES and None not in values:
+            ranges.setdefault(attribute, []).append((term.operator, values))
+    return Pinned(pinned, listed, compared, ranges)
+
+
+def _flatten(clause: Any) -> list[Any]:
+    if clause is None:
+        return []
+    if isinstance(clause, elements.BooleanClauseList) and clause.operator is operators.and_:
+        return [term for part in clause.clauses for term in _flatten(part)]
+    if isinstance(clause, elements.Grouping):
+        return _flatten(clause.element)
+    return [clause]
+
+
+def _listed_values(template: KeyTemplate, query: Pinned) -> list[str] | None:
+    """The template's values when one of its sources is listed by IN and the others are pinned:
+    ``company_id IN [1, 2]`` makes ``pk IN ['COMPANY#1', 'COMPANY#2']``."""
+    listed = [name for name in template.sources if name in query.listed and name not in query.values]
+    if len(listed) != 1:
+        return None
+    rendered = [template.render({**query.values, listed[0]: value}) for value in query.listed[listed[0]]]
+    return None if None in rendered else rendered
+
+
+def _ranged_source(template: KeyTemplate, query: Pinned) -> str | None:
+    """The one source of ``template`` a range constrains while every other source is pinned."""
+    free = [name for name in template.sources if name not in query.values]
+    return free[0] if len(free) == 1 and free[0] in query.ranges else None
+
+
+def _range_conditions(mapper: Mapper, template: KeyTemplate, source: str, query: Pinned) -> list[Any]:
+    """The ranges on ``source`` as ranges on the template's attribute; refused, with the fix, when
+    the template's text does not sort as the source does."""
+    column = mapper.columns[template.target]
+    python_type = _python_type(mapper.columns[source])
+    if template.function is not None or not keeps_order(
+        template.fields, template.trailing, source, python_type
+    ):
+        raise CompileError(
+            f"a range on {mapper.class_.__name__}.{source} cannot become a range on the sort key "
+            f"{template.target!r}: its template {template.text!r} does not sort as {source} does (keys "
+            "compare as text, so '10' < '9'). Give the placeholder a fixed width ({"
+            f"{source}:010.2f}} for numbers, {{{source}:%Y-%m-%dT%H:%M:%S}} for datetimes), or compare "
+            f"{template.target} itself"
+        )
+    conditions = []
+    for operator, bounds in query.ranges[source]:
+        try:
+            keys = [template.render({**query.values, source: bound}) for bound in bounds]
+        except (KeyTemplateError, TypeError, ValueError):
+            continue  # a bound the format cannot hold (negative, too wide): the filter decides
+        conditions.append(
+            column.between(*keys) if operator is operators.between_op else operator(column, keys[0])
+        )
+    return conditions
+
+
+def _python_type(column: Any) -> type | None:
+    try:
+        return column.type.python_type
+    except NotImplementedError:
+        return None
+
+
+def _conditions_for(
+    mapper: Mapper, keys: KeySchema, found: dict, query: Pinned, index: bool
+) -> list[Any] | None:
+    """Conditions on one key schema (table or index), or None when its partition key stays unknown
+    (or when the index may lack items the query wants)."""
+    pinned = dict(query.values)
+    by_column = {column.name: prop.key for prop in mapper.column_attrs for column in prop.columns}
+    hash_attribute = by_column.get(keys.hash_key.name)
+    range_attribute = by_column.get(keys.range_key.name) if keys.range_key is not None else None
+    conditions = []
+    for attribute in (hash_attribute, range_attribute):
+        template = found.get(attribute)
+        if template is None or attribute in pinned:
+            continue
+        value = template.render(pinned)
+        if value is not None:
+            pinned[attribute] = value
+            conditions.append(mapper.columns[attribute] == value)
+        elif attribute == hash_attribute and (values := _listed_values(template, query)) is not None:
+            pinned[attribute] = values
+            conditions.append(mapper.columns[attribute].in_(values))
+    if hash_attribute not in pinned:
+        return None
+    template = found.get(range_attribute)
+    if template is None or range_attribute in query.compared | pinned.keys():
+        return conditions
+    hash_template = found.get(hash_attribute)
+    source = _ranged_source(template, query)
+    if source is not None:
+        return conditions + _range_conditions(mapper, template, source, query)
+    if (
+        index
+        and hash_template is not None
+        and not hash_template.sources
+        and hash_attribute not in query.values
+    ):
+        # One partition for the whole class, but items whose sort key is absent are not in it.
+        return None
+    if template.prefix:
+        # Every item of this class has a sort key starting with the template's literal prefix.
+        conditions.append(mapper.columns[range_attribute].startswith(template.prefix, autoescape=True))
+    return conditions
+
+
+def key_conditions(mapper: Mapper, whereclause: Any) -> list[Any]:
+    """Key conditions implied by a query's WHERE through the class's templates: on the table's
+    key when the templates pin its partition key, else on the first index whose key they pin."""
+    found = templates(mapper.class_)
+    if not found:
+        return []
+    query = _pinned(_flatten(whereclause), mapper)
+    table = mapper.local_table
+    schemas = [(key_schema(table), False)] + [
+        (index_key_schema(i), True) for i in sorted(table.indexes, key=lambda i: i.name or "")
+    ]
+    first = None
+    for keys, index in schemas:
+        conditions = _conditions_for(mapper, keys, found, query, index)
+        if conditions is None:
+            continue
+        if keys.range_key is not None and any(_on(c, keys.range_key.name) for c in conditions):
+            return conditions  # the key the query's range narrows: the fewest items read
+        first = conditions if first is None else first
+    return first or []
+
+
+def _on(condition: Any, name: str) -> bool:
+    """Whether ``condition`` is a range (not the prefix) on attribute ``name``."""
+    return (
+        isinstance(condition, elements.BinaryExpression)
+        and condition.operator in _RANGES
+        and getattr(condition.left, "name", None) == name
+    )
+
+
+@event.listens_for(Session, "do_orm_execute")
+def _add_key_conditions(state: ORMExecuteState) -> None:
+    # Only the query's own entity: relationship loaders write their own criteria, often on aliases.
+    mapper = state.bind_mapper
+    if not state.is_select or state.is_relationship_load or mapper is None:
+        return
+    conditions = key_conditions(mapper, state.statement.whereclause)
+    if conditions:
+        state.statement = state.statement.where(*conditions)

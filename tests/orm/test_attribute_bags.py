@@ -1,0 +1,96 @@
+"""Attribute bags: every attribute no column maps, loaded into a dict (SELECT *), written back
+entry by entry (changed entries SET, deleted ones REMOVEd, the rest left alone)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+import sa_dynamo
+from sa_dynamo.exc import AttributeBagError
+
+
+@pytest.fixture(scope="module")
+def Product(engine):
+    class Base(DeclarativeBase):
+        pass
+
+    class Product(Base):
+        __tablename__ = f"bags_{uuid.uuid4().hex[:8]}"
+        pk: Mapped[str] = mapped_column(primary_key=True)
+        name: Mapped[str | None]
+        extra: Mapped[dict] = sa_dynamo.attribute_bag()
+
+    Base.metadata.create_all(engine)
+    yield Product
+    Base.metadata.drop_all(engine)
+    Base.registry.dispose()
+
+
+def _stored(raw, Product, pk: str) -> dict:
+    return raw.get_item(TableName=Product.__tablename__, Key={"pk": {"S": pk}})["Item"]
+
+
+def test_a_bag_is_written_as_top_level_attributes(engine, raw, Product, sent):
+    with Session(engine) as session:
+        session.add(Product(pk="p1", name="pen", extra={"colour": "red", "sizes": [1, 2]}))
+        session.flush()  # one row: the statement is rewritten before the events see it
+        session.add(Product(pk="p2", name="pad"))
+        session.commit()
+    assert _stored(raw, Product, "p1") == {
+        "pk": {"S": "p1"},
+        "name": {"S": "pen"},
+        "colour": {"S": "red"},
+        "sizes": {"L": [{"N": "1"}, {"N": "2"}]},
+    }
+    assert _stored(raw, Product, "p2") == {"pk": {"S": "p2"}, "name": {"S": "pad"}}
+    table = Product.__tablename__
+    assert f"INSERT INTO \"{table}\" VALUE {{'pk': ?, 'name': ?, 'colour': ?, 'sizes': ?}}" in sent
+
+
+def test_loading_fills_the_bag_with_every_unmapped_attribute(engine, raw, Product, sent):
+    raw.put_item(
+        TableName=Product.__tablename__,
+        Item={"pk": {"S": "p3"}, "name": {"S": "ink"}, "vendor": {"S": "acme"}, "stock": {"N": "4"}},
+    )
+    query = select(Product).where(Product.pk.in_(["p3", "p2"]))
+    with Session(engine) as session:
+        bags = {p.pk: (p.name, p.extra) for p in session.scalars(query)}
+        partiql = sa_dynamo.explain(session, select(Product).where(Product.pk == "p3")).partiql
+    assert bags == {"p3": ("ink", {"vendor": "acme", "stock": 4}), "p2": ("pad", {})}
+    assert sent[0] == f'SELECT * FROM "{Product.__tablename__}" WHERE "pk" IN [?, ?]'
+    assert partiql == f'SELECT * FROM "{Product.__tablename__}" WHERE "pk" = ?'
+
+
+def test_a_flush_sets_changed_entries_and_removes_deleted_ones(engine, raw, Product, sent):
+    raw.put_item(
+        TableName=Product.__tablename__,
+        Item={"pk": {"S": "p4"}, "a": {"S": "keep"}, "b": {"S": "old"}, "c": {"S": "gone"}},
+    )
+    with Session(engine) as session:
+        product = session.get(Product, "p4")
+        product.extra["b"] = "new"
+        del product.extra["c"]
+        sent.clear()
+        session.commit()
+    assert sent == [f'UPDATE "{Product.__tablename__}" SET "b" = ? REMOVE "c" WHERE "pk" = ?']
+    assert _stored(raw, Product, "p4") == {"pk": {"S": "p4"}, "a": {"S": "keep"}, "b": {"S": "new"}}
+
+
+def test_replacing_the_bag_removes_what_the_new_dict_lacks(engine, raw, Product):
+    with Session(engine) as session:
+        product = session.get(Product, "p4")
+        product.extra = {"a": "keep", "e": {"nested": True}}
+        session.commit()
+    stored = _stored(raw, Product, "p4")
+    assert sorted(stored) == ["a", "e", "pk"] and stored["e"] == {"M": {"nested": {"BOOL": True}}}
+
+
+def test_a_bag_key_that_a_column_maps_is_refused_with_advice(engine, Product):
+    with Session(engine) as session:
+        session.add(Product(pk="p5", extra={"name": "clash"}))
+        with pytest.raises(AttributeBagError, match=r"set the attribute itself \(obj.name = ...\)"):
+            session.flush()

@@ -1,0 +1,88 @@
+"""examples/catalogue.py (after DynamoMapper's guide): every access pattern is a GetItem or a
+Query, never a Scan, and returns exactly the expected objects."""
+
+from __future__ import annotations
+
+import datetime
+import importlib.util
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from sqlalchemy.orm import Session
+
+import sa_dynamo
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "catalogue.py"
+
+
+@pytest.fixture(scope="module")
+def catalogue(engine):
+    spec = importlib.util.spec_from_file_location("catalogue_example", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its annotations are resolved in its own namespace
+    spec.loader.exec_module(module)
+    module.Base.metadata.create_all(engine)
+    with Session(engine) as session:
+        module.sample(session)
+    yield module
+    module.Base.metadata.drop_all(engine)
+    module.Base.registry.dispose()
+    del sys.modules[spec.name]
+
+
+@pytest.fixture
+def session(engine):
+    with Session(engine.execution_options(dynamodb_scan="error")) as session:
+        yield session
+
+
+def _plan(session, query) -> tuple[str, str | None]:
+    plan = sa_dynamo.explain(session, query)
+    return plan.operation, plan.index
+
+
+def test_a_product_by_sku_is_a_get_item_and_its_reviews_one_query(catalogue, session, sent):
+    anvil = catalogue.product(session, "a1")
+    assert (anvil.name, [(r.review_id, r.stars) for r in anvil.reviews]) == ("anvil", [("1", 5), ("2", 4)])
+    table = catalogue.CatalogueItem.__tablename__
+    assert sent[0].endswith(f'FROM "{table}" WHERE "pk" = ? AND "sk" = ? AND ("$type" IN [?])')
+    assert sent[1].endswith(
+        f'FROM "{table}" WHERE "pk" = ? AND begins_with("sk", ?) AND ("$type" IN [?]) ORDER BY "sk"'
+    )
+
+
+def test_active_products_by_name(catalogue, session):
+    query = catalogue.active_products()
+    assert _plan(session, query) == ("Query", "gsi1")
+    assert [p.sku for p in session.scalars(query)] == ["a1", "b2", "c3"]
+
+
+def test_archived_products_by_date(catalogue, session):
+    query = catalogue.archived_between(datetime.datetime(2024, 1, 1), datetime.datetime(2024, 12, 31))
+    assert _plan(session, query) == ("Query", "gsi1")
+    assert [p.sku for p in session.scalars(query)] == ["d4"]
+
+
+def test_a_category_in_a_price_range(catalogue, session):
+    query = catalogue.in_price_range("tools", Decimal(10), Decimal(20))
+    plan = sa_dynamo.explain(session, query)
+    assert (plan.operation, plan.index, plan.key_condition) == (
+        "Query",
+        "gsi2",
+        '"gsi2pk" = ? AND "gsi2sk" BETWEEN ? AND ?',
+    )
+    assert sorted(p.sku for p in session.scalars(query)) == ["c3", "d4"]
+
+
+def test_unmapped_attributes_round_trip_through_the_bag(catalogue, session, raw):
+    bolt = catalogue.product(session, "b2")
+    assert bolt.extra == {"pack": 100}
+    bolt.extra["pack"] = 200
+    session.commit()
+    stored = raw.get_item(
+        TableName=catalogue.CatalogueItem.__tablename__,
+        Key={"pk": {"S": "PRODUCT#b2"}, "sk": {"S": "PRODUCT"}},
+    )["Item"]
+    assert stored["pack"] == {"N": "200"} and "extra" not in stored
