@@ -323,7 +323,12 @@ class Cursor:
             return
         if paths is not None and self.hidden_columns:
             paths = paths[: -self.hidden_columns]
-        names = projection(operation)[: len(paths)] if paths is not None else keys_of(merged)
+        if paths is not None:
+            names = projection(operation)[: len(paths)]
+        elif self.star_columns is not None:
+            names, pages.rest = self.star_columns
+        else:
+            names = keys_of(merged)
         pages.names, pages.paths = names, paths
         self._set_result(names, pages.rows(merged))
 

@@ -94,3 +94,13 @@ def test_a_bag_key_that_a_column_maps_is_refused_with_advice(engine, Product):
         session.add(Product(pk="p5", extra={"name": "clash"}))
         with pytest.raises(AttributeBagError, match=r"set the attribute itself \(obj.name = ...\)"):
             session.flush()
+
+
+def test_a_transaction_reads_the_bags_it_wrote(engine, Product):
+    with Session(engine) as session:
+        session.add(Product(pk="p9", name="nib", extra={"colour": "blue"}))
+        session.flush()
+        session.expunge_all()
+        loaded = session.scalars(select(Product).where(Product.pk == "p9")).one()
+        assert (loaded.name, loaded.extra) == ("nib", {"colour": "blue"})
+        session.rollback()
