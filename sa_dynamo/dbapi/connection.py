@@ -292,7 +292,7 @@ class Connection:
         if known not in self._committed:
             where = " AND ".join(f"{writes.quote(name)} = ?" for name, _ in key)
             statement = f"SELECT * FROM {writes.quote(table)} WHERE {where}"
-            log.info("%s -- read to count the rows of a write in this transaction", statement)
+            log.info("%s -- the item as committed, read once for this transaction", statement)
             body = {"Statement": statement, "Parameters": [value for _, value in key], "ConsistentRead": True}
             items = self._call("execute_statement", body).get("Items", [])
             self._committed[known] = items[0] if items else None

@@ -127,6 +127,8 @@ def test_core_writes_and_sql_text_reads_in_one_transaction(engine, tables):
             {"o": "o", "low": 1},
         ).all()
         assert [tuple(r) for r in rows] == [(1, "x"), (3, "b3"), (5, "b5"), (9, "b9")]
+        driver_sql = f'SELECT n FROM "{notes_table.name}" WHERE owner = ? AND n <= ? ORDER BY n DESC'
+        assert conn.exec_driver_sql(driver_sql, ("o", 3)).scalars().all() == [3, 1]
         # an UPDATE tests its WHERE on the item as the transaction left it
         again = update(notes_table).where(
             notes_table.c.owner == "o", notes_table.c.n == 1, notes_table.c.body == "b1"
