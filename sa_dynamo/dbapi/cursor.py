@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import batch, writes
 from . import statement as stmt
+from .client_reads import ClientRead
 from .errors import (
     CONDITION_FAILED,
     DUPLICATE_CODES,
@@ -69,6 +70,7 @@ class Cursor:
     RETURNING write sets rowcount but yields no rows), ``count`` ("rows"/"values": a SELECT
     yields one row, the COUNT), ``discriminator`` (see Discriminator), ``page_rows`` with
     ``start_token`` (read exactly one page of rows; ``resume_token`` continues after it),
+    ``client_read`` (a batch of key reads, or rows sorted on the client: see client_reads.py),
     ``describe()`` (a dry run) and ``pages`` / ``skipped`` (requests made, items dropped).
 
     ``description`` is fixed when ``execute`` returns. A projection names the columns; for
@@ -93,6 +95,7 @@ class Cursor:
         # an UPDATE/DELETE's WHERE as a test of the item: in a transaction the item is read first,
         # so the rowcount is exact and a write matching nothing is not held (Connection._buffer)
         self.write_matches: Callable[[dict], bool] | None = None
+        self.client_read: ClientRead | None = None
         self.page_rows: int | None = None
         self.start_token: str | None = None
         self.resume_token: str | None = None  # survives close(): read after the rows are consumed
@@ -254,6 +257,9 @@ class Cursor:
             self.resume_token = pages.next_token
             self._set_result(pages.names, rows)
             pages.log(len(rows))
+            return
+        if self.client_read is not None:  # filtered or sorted here: every row is held first
+            self._set_result(*self.client_read.rows(pages, body, names))
             return
         rows = pages.first_rows(body, names)
         self._set_result(pages.names, rows)

@@ -243,8 +243,10 @@ def test_none_values_become_absent_attributes():
         (select(items, other), "a SELECT over several tables"),
         (select(items).where(items.c.pk.in_(select(other.c.items_pk))), "a subquery"),
         (union(select(items.c.pk), select(other.c.id)), "UNION"),
-        (select(items).order_by(items.c.sk), "ORDER BY without partition-key equality"),
-        (select(items).where(items.c.pk == "A").order_by(items.c.n), "ORDER BY n"),
+        (select(items).order_by(items.c.sk), "ORDER BY on a scan"),
+        (select(hash_only).order_by(hash_only.c.v), "select keys with id.in_(keys)"),
+        (select(items).where(items.c.pk == "A").order_by(func.lower(items.c.name)), "ORDER BY lower"),
+        (select(items).where(items.c.pk == "A").order_by(items.c.n.nulls_first()), "NULLS FIRST/LAST"),
         (select(literal_column("1")), "a SELECT without a table"),
         (
             items.update().where(items.c.pk == "a").values(n=1),
@@ -581,11 +583,16 @@ def test_in_lists_are_capped():
 
 
 def test_partition_key_lists_are_capped_at_fifty():
-    compiled = select(flags.c.pk).where(flags.c.pk.in_([]), flags.c.n.in_([])).compile(dialect=dialect)
+    """On a table with a sort key, an IN over more than 50 partitions is refused; without a sort
+    key each partition is one item, and the list is read as a batch (test_key_lists.py)."""
+    compiled = select(items.c.pk).where(items.c.pk.in_([]), items.c.n.in_([])).compile(dialect=dialect)
     keys = [f"K{i}" for i in range(51)]
     with pytest.raises(CompileError, match="IN with 51 partition keys: DynamoDB reads at most 50 partitions"):
         compiled.construct_expanded_state({"pk_1": keys, "n_1": [1]})
     compiled.construct_expanded_state({"pk_1": keys[:50], "n_1": list(range(100))})
+    batched = select(flags.c.pk).where(flags.c.pk.in_([]), flags.c.n.in_([])).compile(dialect=dialect)
+    expanded = batched.construct_expanded_state({"pk_1": keys * 2, "n_1": [1]})
+    assert expanded.positiontup[50:] == ["pk_1_51", "n_1_1"]  # each key once, the keys first
 
 
 @pytest.mark.parametrize(

@@ -32,9 +32,18 @@ from ...sqlalchemy_private import (
 )
 from ..key_schema import KeySchema, key_schema
 from ..types import JSONElementAs
-from .access_path import RANGE_KEY_OPERATORS, access_path
+from .access_path import RANGE_KEY_OPERATORS, access_path, attribute_names
+from .client_side import (
+    BatchGet,
+    ClientOrder,
+    client_ordering,
+    order_columns,
+    plain_attributes,
+    projected_index,
+    served,
+)
 from .conditions import COUNT_ROWS, ConditionCompiler, refuse
-from .normal_form import _is_json_element, _table_of, is_on, is_partition_or, terms_of
+from .normal_form import _is_json_element, _table_of, is_on, is_partition_or, key_tuple_in, terms_of
 from .predicate import predicate_of
 from .templates import DMLTemplate, _Entry, operator_count
 
@@ -67,10 +76,13 @@ class DynamoDBCompiler(ConditionCompiler):
     dynamodb_finished_plan: tuple | None = None
     dynamodb_predicate: Any = None  # the WHERE as a Python test of an item (predicate.py)  # (plan, statement, finished plan), per execution text
     _partition_key_list: str | None = None  # the expanding parameter of an IN on the partition key
+    dynamodb_batch_get: BatchGet | None = None  # full keys read as a batch (client_side.py)
+    dynamodb_client_order: ClientOrder | None = None  # an ORDER BY the driver applies
 
     def __init__(self, *args: Any, **kwargs: Any):
         self._key_condition = self._filter = ""
         self._hash_pinned = self._whole_key = self._ordered = False
+        self._key_list_columns: list[Any] | None = None  # tuple_(...).in_(): the key, in its order
         # parameter name -> key attribute it is compared with (checked for empty values at execution)
         self.dynamodb_key_parameters: dict[str, str] = {}
         # parameter name -> "startswith"/"contains": the method whose value may not hold % or _
@@ -120,7 +132,7 @@ class DynamoDBCompiler(ConditionCompiler):
     ) -> str:
         """WHERE text (see _render_where), and the same WHERE as a Python predicate, built after
         the text so that a refused construct is refused in the compiler's words."""
-        terms = self._where_terms(criteria)
+        terms = self._terms = self._where_terms(criteria)
         text = self._render_where(keys, terms, full_key, table_hash, **kw)
         self.dynamodb_predicate = (
             (lambda item, values: False) if self.dynamodb_always_empty else predicate_of(terms)
@@ -150,8 +162,11 @@ class DynamoDBCompiler(ConditionCompiler):
             ),
             None,
         )
+        if not full_key and table_hash is None and hash_term is None:
+            hash_term = next((t for t in terms if key_tuple_in(t, keys.columns)), None)
+            self._key_list_columns = (hash_term is not None and key_tuple_in(hash_term, keys.columns)) or None
         range_term = None
-        if hash_term is not None:
+        if hash_term is not None and self._key_list_columns is None:
             range_term = next((t for t in terms if is_on(t, keys.range_key, range_ops)), None)
         if full_key and (hash_term is None or (keys.range_key is not None and range_term is None)):
             names = ", ".join(c.name for c in keys.columns)
@@ -160,9 +175,14 @@ class DynamoDBCompiler(ConditionCompiler):
                 f"add {' and '.join(f'{c.name} == value' for c in keys.columns)} to the WHERE clause "
                 f"(select the matching keys first to {full_key.lower()} several items)",
             )
+        self._key_term = hash_term
         rest = [t for t in terms if t is not hash_term and t is not range_term]
         key_parts = (
-            [self.process(hash_term.self_group(against=operators.and_), **kw)]
+            [
+                self._key_list(hash_term, **kw)
+                if self._key_list_columns
+                else self.process(hash_term.self_group(against=operators.and_), **kw)
+            ]
             if hash_term is not None
             else []
         )
@@ -191,6 +211,17 @@ class DynamoDBCompiler(ConditionCompiler):
             # chains, even parenthesised; NOT (NOT (...)) was never wrong (partiql-reference §15).
             return f"NOT (NOT ({self._filter}))"
         return " AND ".join([*key_parts, f"({self._filter})"])
+
+    def _key_list(self, term: Any, **kw: Any) -> str:
+        """``tuple_(pk, sk).in_(keys)``, shown as the IN it is (explain, the compiled text) and
+        executed as a batch of single-item SELECTs, one per key (BatchGet)."""
+        text = self._in(term, **kw)
+        values = term.right.element if isinstance(term.right, elements.Grouping) else term.right
+        self._partition_key_list = self.bind_names.get(values)
+        self.dynamodb_key_parameters[self._partition_key_list] = ", ".join(
+            c.name for c in self._key_list_columns
+        )
+        return text
 
     def _filter_term(self, term: Any, grouped: bool, table_hash: Any, **kw: Any) -> str:
         text = self.process(term.self_group(against=operators.and_) if grouped else term, **kw)
@@ -271,7 +302,16 @@ class DynamoDBCompiler(ConditionCompiler):
         if index is not None:
             source += "." + self.preparer.quote_identifier(index.name)
             self.dynamodb_global_index = not index.dialect_options["dynamodb"]["local"]
-        order_by = self._order_by(keys, select, **kwargs) if order_by_clauses(select) else ""
+        criteria = where_criteria(select)
+        terms = terms_of(criteria)
+        key_list = index is None and any(key_tuple_in(t, keys.columns) for t in terms)
+        order_by = ""
+        if order_by_clauses(select):
+            pairs = order_columns(order_by_clauses(select))
+            if served(keys, terms, pairs, key_list):
+                order_by = self._order_by(order_by_clauses(select))
+            else:
+                inner_columns = self._client_order(keys, index is None, terms, key_list, pairs, inner_columns)
         self._ordered = bool(order_by)
         hash_key = self.preparer.quote(key_schema(table).hash_key.name)
         if order_by.endswith(" DESC") and not {hash_key, "*"} & set(inner_columns):
@@ -281,16 +321,17 @@ class DynamoDBCompiler(ConditionCompiler):
             self.dynamodb_hidden_columns = 1
         text += ", ".join(inner_columns) + " FROM " + source
         table_hash = key_schema(table).hash_key if self.dynamodb_global_index else None
-        criteria = where_criteria(select)
         if criteria:
             where = self._where(keys, criteria, table_hash=table_hash, **kwargs)
             if where:
                 text += " WHERE " + where
         else:
             self.dynamodb_predicate = predicate_of([])  # every item
-        if not self._hash_pinned:
+        if self._key_list_columns:
+            operation = "BatchGetItem"
+        elif not self._hash_pinned:
             operation = "Scan"
-            reason = f"no = or IN condition on its partition key {keys.hash_key.name!r}" + (
+            reason = f"the WHERE has no equality (= or IN) on its partition key {keys.hash_key.name!r}" + (
                 f"; {reason}" if reason else ""
             )
         else:
@@ -303,39 +344,71 @@ class DynamoDBCompiler(ConditionCompiler):
             self._filter,
             reason=reason if operation == "Scan" else "",
         )
+        if index is None and (
+            self._key_list_columns or (keys.range_key is None and self._partition_key_list)
+        ):
+            self.dynamodb_batch_get = self._batch_get(table.name, source, keys, inner_columns)
         text += order_by
         if limit_clause(select) is not None:
             self._row_limit(select)
         return text
 
-    def _order_by(self, keys: KeySchema, select: Any, **kw: Any) -> str:
-        terms = terms_of(where_criteria(select))
-        if not any(is_on(t, keys.hash_key, {operators.eq}) for t in terms):
-            self._refuse(
-                "ORDER BY without partition-key equality",
-                f"add {keys.hash_key.name} == value to the WHERE clause, or sort the rows in Python",
-            )
-        rendered = []
-        for clause in order_by_clauses(select):
-            element, direction = clause, ""
-            if isinstance(clause, elements.UnaryExpression) and clause.modifier in (
-                operators.asc_op,
-                operators.desc_op,
-            ):
-                element = clause.element
-                direction = " DESC" if clause.modifier is operators.desc_op else " ASC"
-            if not (
-                isinstance(element, elements.ColumnClause)
-                and keys.range_key is not None
-                and element.name == keys.range_key.name
-            ):
+    def _client_order(
+        self, keys: KeySchema, table_read: bool, terms: list[Any], key_list: bool, pairs: list, columns: list
+    ) -> list[str]:
+        """Record an ORDER BY the driver applies (client_side.py); the select list with the
+        ordered attributes it lacks appended, read but not returned."""
+        opt_in = client_ordering(keys, table_read, terms, key_list)
+        order = []
+        for column, descending in pairs:
+            name = self.preparer.quote(column.name)
+            position = projected_index(columns, name)
+            if position is None:
+                columns, position = [*columns, name], len(columns)
+                self.dynamodb_hidden_columns += 1
+            order.append((position, descending))
+        self.dynamodb_client_order = ClientOrder(tuple(order), opt_in)
+        return columns
+
+    def _batch_get(self, table: str, source: str, keys: KeySchema, columns: list[str]) -> BatchGet | None:
+        """The batch of single-item SELECTs that reads a key list: a batch SELECT takes no filter,
+        so the rest of the WHERE is tested on the client, on attributes projected for it."""
+        always = bool(self._key_list_columns)
+        if self.dynamodb_count is not None or not plain_attributes(columns):
+            if always:
                 self._refuse(
-                    f"ORDER BY {getattr(element, 'name', element)}",
-                    "DynamoDB returns a partition in sort-key order only; order by the sort key "
-                    f"{keys.range_key.name if keys.range_key is not None else '(this table has none)'} "
-                    "or sort the rows in Python",
+                    "COUNT or a JSON path beside tuple_(...).in_()",
+                    "select whole attributes, and count the rows in Python",
                 )
-            rendered.append(self.preparer.quote(element.name) + direction)
+            return None  # a Query of at most 50 keys, as before
+        rest = [t for t in self._terms if t is not self._key_term]
+        keep = predicate_of(rest) if rest else None
+        if rest and keep is None:
+            self._refuse(
+                "this filter beside a list of keys", "filter the rows in Python, or read at most 50 keys"
+            )
+        filtered = [
+            name
+            for name in map(self.preparer.quote, sorted(attribute_names(rest)))
+            if projected_index(columns, name) is None
+        ]
+        key_columns = self._key_list_columns or [keys.hash_key]
+        key_condition = " AND ".join(f"{self.preparer.quote(c.name)} = ?" for c in key_columns)
+        statement = f"SELECT {', '.join([*columns, *filtered])} FROM {source} WHERE {key_condition}"
+        plan = Plan("BatchGetItem", table, None, key_condition, self._filter)
+        return BatchGet(
+            statement, len(key_columns), self._partition_key_list, always, len(filtered), plan, keep
+        )
+
+    def _order_by(self, clauses: tuple[Any, ...]) -> str:
+        """ORDER BY the sort key, which DynamoDB serves (client_side.served), as written."""
+        rendered = []
+        for clause in clauses:
+            modifier = getattr(clause, "modifier", None)
+            if modifier in (operators.asc_op, operators.desc_op):
+                clause = clause.element
+            direction = {operators.asc_op: " ASC", operators.desc_op: " DESC"}.get(modifier, "")
+            rendered.append(self.preparer.quote(clause.name) + direction)
         return " ORDER BY " + ", ".join(rendered)
 
     def _row_limit(self, select: Any) -> None:
