@@ -19,7 +19,7 @@ from ..exc import ScanNotAllowed, ScanWarning
 from ..limits import MAX_PARTITION_KEYS
 from ..plan import EXPLAINED, Plan, scan_message
 from ..sqlalchemy_private import expanded_parameters, text_bindparams, unit_of_work_flush
-from .client_read import batch_note, client_read
+from .client_reads import batch_note, client_read
 from .compiler import DMLTemplate, like_prefix, not_in_as_chain
 from .compiler.client_side import BatchGet
 from .compiler.predicate import values_of
