@@ -20,6 +20,7 @@ from sqlalchemy import (
     not_,
     or_,
     select,
+    tuple_,
     union,
 )
 from sqlalchemy.exc import ArgumentError, CompileError
@@ -688,3 +689,44 @@ def test_a_key_compared_with_null_folds_to_a_constant():
     assert str(always) == 'SELECT "pk" FROM "items"'
     never = select(items.c.pk).where(items.c.pk == "A", items.c.sk.is_(None)).compile(dialect=dialect)
     assert never.dynamodb_always_empty
+
+
+def test_a_full_key_list_compiles_to_a_single_item_select_per_key():
+    """The compiled text shows the tuple IN; what is sent is one single-item SELECT per key,
+    with the name the client filters on (and orders by) read beside the selected columns."""
+    statement = (
+        select(items.c.sk, items.c.n)
+        .where(tuple_(items.c.pk, items.c.sk).in_([("a", "b")]), items.c.name == "x")
+        .order_by(items.c.name.desc())
+    )
+    compiled = statement.compile(dialect=dialect)
+    assert str(compiled) == (
+        'SELECT "sk", "n", "name" FROM "items" WHERE ("pk", "sk") IN [__[POSTCOMPILE_param_1]] AND ("name" = ?)'
+    )
+    batch = compiled.dynamodb_batch_get
+    assert (batch.statement, batch.width, batch.always) == (
+        'SELECT "sk", "n", "name" FROM "items" WHERE "pk" = ? AND "sk" = ?',
+        2,
+        True,
+    )
+    assert compiled.dynamodb_client_order.order == ((2, True),)
+    assert compiled.dynamodb_plan.operation == "BatchGetItem"
+
+
+def test_an_order_dynamodb_cannot_serve_is_left_to_the_client():
+    compiled = select(items.c.sk).where(items.c.pk == "A").order_by(items.c.n.desc(), items.c.sk)
+    compiled = compiled.compile(dialect=dialect)
+    assert str(compiled) == 'SELECT "sk", "n" FROM "items" WHERE "pk" = ?'  # no ORDER BY sent
+    assert compiled.dynamodb_hidden_columns == 1  # n is read to sort by, not returned
+    assert compiled.dynamodb_client_order.order == ((1, True), (0, False))
+    assert "dynamodb_client_sort=<max rows>" in compiled.dynamodb_client_order.opt_in
+    bounded = select(hash_only.c.id).where(hash_only.c.id.in_(["a", "b"])).order_by(hash_only.c.v)
+    assert bounded.compile(dialect=dialect).dynamodb_client_order.opt_in == ""
+
+
+def test_a_key_list_reads_whole_attributes():
+    keys = tuple_(items.c.pk, items.c.sk).in_([("a", "b")])
+    with pytest.raises(CompileError, match="COUNT or a JSON path beside tuple_"):
+        partiql(select(items.c.doc["a"]).where(keys))
+    with pytest.raises(CompileError, match="a tuple comparison"):
+        partiql(select(items).where(tuple_(items.c.pk, items.c.n).in_([("a", 1)])))

@@ -166,7 +166,8 @@ class DynamoDBCompiler(ConditionCompiler):
             hash_term = next((t for t in terms if key_tuple_in(t, keys.columns)), None)
             self._key_list_columns = (hash_term is not None and key_tuple_in(hash_term, keys.columns)) or None
         range_term = None
-        if hash_term is not None and self._key_list_columns is None:
+        partition_or = hash_term is not None and is_partition_or(hash_term, keys.hash_key)
+        if hash_term is not None and self._key_list_columns is None and not partition_or:
             range_term = next((t for t in terms if is_on(t, keys.range_key, range_ops)), None)
         if full_key and (hash_term is None or (keys.range_key is not None and range_term is None)):
             names = ", ".join(c.name for c in keys.columns)
@@ -206,10 +207,13 @@ class DynamoDBCompiler(ConditionCompiler):
         self._filter = " AND ".join(self._filter_term(t, len(rest) > 1, table_hash, **kw) for t in rest)
         if len(rest) == 1 and not key_parts:
             return self._filter
-        if not key_parts:
+        if not key_parts or partition_or:
             # A scan's AND chain: DynamoDB Local drops tests of key attributes from some flat
             # chains, even parenthesised; NOT (NOT (...)) was never wrong (partiql-reference §15).
-            return f"NOT (NOT ({self._filter}))"
+            # After an OR of partition keys it drops every sort-key test, a key condition or
+            # in the group (docs/partiql-findings.md): they go below NOT (NOT (...)) too.
+            guarded = f"NOT (NOT ({self._filter}))"
+            return " AND ".join([*key_parts, guarded])
         return " AND ".join([*key_parts, f"({self._filter})"])
 
     def _key_list(self, term: Any, **kw: Any) -> str:
