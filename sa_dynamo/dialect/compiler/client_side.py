@@ -18,8 +18,10 @@ from sqlalchemy.sql import elements, operators
 
 from ...plan import Plan
 from ..key_schema import KeySchema
+from .access_path import attribute_names
 from .conditions import refuse
 from .normal_form import is_column, is_on, is_partition_or
+from .predicate import predicate_of
 
 CLIENT_SORT = "dynamodb_client_sort"
 _ATTRIBUTE = re.compile(r'"(?:[^"]|"")*"')
@@ -126,3 +128,66 @@ def plain_attributes(inner_columns: list[str]) -> bool:
     """Whether the select list names whole attributes only: a batch read returns a path inside
     a document nested in its attribute, not under the path's result key."""
     return all(_ATTRIBUTE.fullmatch(c) for c in inner_columns)
+
+
+class ClientSideCompiler:
+    """The compiler's part in reads finished on the client (a mixin of DynamoDBCompiler, which
+    holds the state these read: the WHERE's terms, its key term, the key list's columns)."""
+
+    def _key_list(self, term: Any, **kw: Any) -> str:
+        """``tuple_(pk, sk).in_(keys)``, shown as the IN it is (explain, the compiled text) and
+        executed as a batch of single-item SELECTs, one per key (BatchGet)."""
+        text = self._in(term, **kw)
+        values = term.right.element if isinstance(term.right, elements.Grouping) else term.right
+        self._partition_key_list = self.bind_names.get(values)
+        self.dynamodb_key_parameters[self._partition_key_list] = ", ".join(
+            c.name for c in self._key_list_columns
+        )
+        return text
+
+    def _client_order(
+        self, keys: KeySchema, table_read: bool, terms: list[Any], key_list: bool, pairs: list, columns: list
+    ) -> list[str]:
+        """Record an ORDER BY the driver applies (client_side.py); the select list with the
+        ordered attributes it lacks appended, read but not returned."""
+        opt_in = client_ordering(keys, table_read, terms, key_list)
+        order = []
+        for column, descending in pairs:
+            name = self.preparer.quote(column.name)
+            position = projected_index(columns, name)
+            if position is None:
+                columns, position = [*columns, name], len(columns)
+                self.dynamodb_hidden_columns += 1
+            order.append((position, descending))
+        self.dynamodb_client_order = ClientOrder(tuple(order), opt_in)
+        return columns
+
+    def _batch_get(self, table: str, source: str, keys: KeySchema, columns: list[str]) -> BatchGet | None:
+        """The batch of single-item SELECTs that reads a key list: a batch SELECT takes no filter,
+        so the rest of the WHERE is tested on the client, on attributes projected for it."""
+        always = bool(self._key_list_columns)
+        if self.dynamodb_count is not None or not plain_attributes(columns):
+            if always:
+                self._refuse(
+                    "COUNT or a JSON path beside tuple_(...).in_()",
+                    "select whole attributes, and count the rows in Python",
+                )
+            return None  # a Query of at most 50 keys, as before
+        rest = [t for t in self._terms if t is not self._key_term]
+        keep = predicate_of(rest) if rest else None
+        if rest and keep is None:
+            self._refuse(
+                "this filter beside a list of keys", "filter the rows in Python, or read at most 50 keys"
+            )
+        filtered = [
+            name
+            for name in map(self.preparer.quote, sorted(attribute_names(rest)))
+            if projected_index(columns, name) is None
+        ]
+        key_columns = self._key_list_columns or [keys.hash_key]
+        key_condition = " AND ".join(f"{self.preparer.quote(c.name)} = ?" for c in key_columns)
+        statement = f"SELECT {', '.join([*columns, *filtered])} FROM {source} WHERE {key_condition}"
+        plan = Plan("BatchGetItem", table, None, key_condition, self._filter)
+        return BatchGet(
+            statement, len(key_columns), self._partition_key_list, always, len(filtered), plan, keep
+        )
