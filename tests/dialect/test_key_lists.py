@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import Column, Engine, Integer, MetaData, String, Table, create_engine, select, tuple_
+from sqlalchemy import Column, Engine, Integer, MetaData, String, Table, create_engine, select, text, tuple_
 from sqlalchemy.exc import ArgumentError, CompileError, OperationalError, StatementError
 
 import sa_dynamo
@@ -178,3 +178,13 @@ def test_an_empty_key_is_refused_before_sending(databases, sent):
     with pytest.raises(StatementError, match="give each key as a tuple of 2 values"):
         _rows(databases[0], select(orders).where(tuple_(orders.c.pk, orders.c.sk).in_([("P1",)])))
     assert sent == []
+
+
+def test_sql_text_sorts_the_same_way(databases):
+    """SQL text is the same statement to the compiler: its ORDER BY needs the same option."""
+    sql = f"SELECT sk, n FROM {orders.name} WHERE pk IN ('P1', 'P2') ORDER BY n DESC, sk LIMIT 9"
+    with pytest.raises(CompileError, match="dynamodb_client_sort"):
+        _rows(databases[0], text(sql))
+    assert _same(databases, text(sql).execution_options(dynamodb_client_sort=100)) == _rows(
+        databases[1], text(sql)
+    )
