@@ -76,7 +76,8 @@ FULL_KEYS = [(f"P{i % 4}", f"{i:03}") for i in range(100)]
 
 
 def test_a_hundred_full_keys_are_four_batch_requests_with_sqlites_rows(databases):
-    statement = select(orders).where(tuple_(orders.c.pk, orders.c.sk).in_(FULL_KEYS))
+    keys = tuple_(orders.c.pk, orders.c.sk).in_(FULL_KEYS)
+    statement = select(orders).where(keys).execution_options(dynamodb_scan="error")  # no scan
     calls: list[str] = []
     rows = _rows(databases[0], statement, calls)
     assert calls == ["BatchExecuteStatement"] * 4
