@@ -726,7 +726,7 @@ def test_an_order_dynamodb_cannot_serve_is_left_to_the_client():
 
 def test_a_key_list_reads_whole_attributes():
     keys = tuple_(items.c.pk, items.c.sk).in_([("a", "b")])
-    with pytest.raises(CompileError, match="COUNT or a JSON path beside tuple_"):
+    with pytest.raises(CompileError, match="COUNT, a JSON path or this filter beside tuple_"):
         partiql(select(items.c.doc["a"]).where(keys))
     with pytest.raises(CompileError, match="a tuple comparison"):
         partiql(select(items).where(tuple_(items.c.pk, items.c.n).in_([("a", 1)])))

@@ -166,19 +166,15 @@ class ClientSideCompiler:
         """The batch of single-item SELECTs that reads a key list: a batch SELECT takes no filter,
         so the rest of the WHERE is tested on the client, on attributes projected for it."""
         always = bool(self._key_list_columns)
-        if self.dynamodb_count is not None or not plain_attributes(columns):
-            if always:
-                self._refuse(
-                    "COUNT or a JSON path beside tuple_(...).in_()",
-                    "select whole attributes, and count the rows in Python",
-                )
-            return None  # a Query of at most 50 keys, as before
         rest = [t for t in self._terms if t is not self._key_term]
         keep = predicate_of(rest) if rest else None
-        if rest and keep is None:
-            self._refuse(
-                "this filter beside a list of keys", "filter the rows in Python, or read at most 50 keys"
-            )
+        if self.dynamodb_count is not None or not plain_attributes(columns) or (rest and keep is None):
+            if always:
+                self._refuse(
+                    "COUNT, a JSON path or this filter beside tuple_(...).in_()",
+                    "select whole attributes, and count or filter the rows in Python",
+                )
+            return None  # a Query of at most 50 keys, as before
         filtered = [
             name
             for name in map(self.preparer.quote, sorted(attribute_names(rest)))
