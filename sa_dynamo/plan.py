@@ -19,7 +19,7 @@ from .dialect.options import EXPLAIN
 _PLACEHOLDER = re.compile(r"%\(([^)]+?)\)s")
 _POSTCOMPILE = re.compile(r"__\[POSTCOMPILE_(\S+?)\]")
 
-READS = ("GetItem", "Query", "Scan")
+READS = ("GetItem", "BatchGetItem", "Query", "Scan")
 WRITES = {"INSERT": "PutItem", "UPDATE": "UpdateItem", "DELETE": "DeleteItem"}
 
 
@@ -27,9 +27,10 @@ WRITES = {"INSERT": "PutItem", "UPDATE": "UpdateItem", "DELETE": "DeleteItem"}
 class Plan:
     """One statement's access path.
 
-    ``operation`` is GetItem (the whole key pinned), Query (the partition key pinned by = or
-    IN), Scan (neither), or PutItem/UpdateItem/DeleteItem for writes. ``reason`` says why a
-    read is a Scan, or why no index served it.
+    ``operation`` is GetItem (the whole key pinned), BatchGetItem (a list of whole keys, read
+    as single-item SELECTs 25 per BatchExecuteStatement), Query (the partition key pinned by =
+    or IN), Scan (neither), or PutItem/UpdateItem/DeleteItem for writes. ``reason`` says why a
+    read is a Scan, why no index served it, or how many requests a BatchGetItem makes.
     """
 
     operation: str

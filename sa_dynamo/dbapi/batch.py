@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -83,8 +84,14 @@ class Outcome:
         _, (code, message) = failures[0]
         detail = "; ".join(f"row {row}: {c}: {m}" for row, (c, m) in failures[:10])
         more = f" (and {len(failures) - 10} more)" if len(failures) > 10 else ""
+        applied = self.rows - len(failures)
+        others = (
+            "none was applied"
+            if not applied
+            else f"the other {applied} {'was' if applied == 1 else 'were'} applied (a batch is not a transaction)"
+        )
         error = batch_error_class(code, message)(
-            f"{len(failures)} of {self.rows} batched statements failed, the others were applied: {detail}{more}",
+            f"{len(failures)} of {self.rows} batched statements failed and {others}: {detail}{more}",
             code=code,
         )
         return report_partial(error, list(self.counts), list(self.failures), [])
@@ -140,26 +147,15 @@ def _batch(
 ) -> None:
     """Send one call's rows, retrying throttled statements, and record each row's outcome. An
     INSERT that reports a duplicate key after a resend succeeded if its item is stored as sent."""
-    pending = rows
-    for attempt in range(_BATCH_ATTEMPTS):
-        if attempt:
-            _pause(attempt)
-        response = connection._call("batch_execute_statement", {"Statements": [bodies[i] for i in pending]})
-        # botocore resends a request whose answer was lost (a reset, a 500) and so do we below
-        # for statements that failed with an internal error: an unseen attempt may have
-        # applied a statement that now reports a duplicate.
-        again = attempt > 0 or resent(response)
-        throttled = []
+    for again, answers in _answered(connection, bodies, rows):
         duplicates: dict[int, str] = {}
-        for row, answer in zip(pending, response.get("Responses", []), strict=True):
+        for row, answer in answers:
             if "Error" not in answer:
                 outcome.counts[row] = _batch_rowcount(kind, bodies[row]["Statement"], answer)
                 continue
             code, message = answer["Error"].get("Code", ""), answer["Error"].get("Message", "")
             if code == "ConditionalCheckFailed" and kind in ("UPDATE", "DELETE"):
                 outcome.counts[row] = 0  # SQL: the WHERE matched no row
-            elif code in _RETRYABLE_BATCH_CODES and attempt + 1 < _BATCH_ATTEMPTS:
-                throttled.append(row)
             elif code in DUPLICATE_CODES and kind == "INSERT" and again and writes[row] is not None:
                 duplicates[row] = message
             else:
@@ -173,9 +169,56 @@ def _batch(
                     outcome.counts[row] = 1
                 else:
                     outcome.failures[row] = ("DuplicateItem", f"{message} {NOT_OURS}")
+
+
+def _answered(
+    connection: Connection, bodies: list[dict[str, Any]], rows: list[int]
+) -> Iterator[tuple[bool, list[tuple[int, dict[str, Any]]]]]:
+    """Send the statements of ``rows`` in one BatchExecuteStatement and yield, per attempt,
+    whether it may repeat an earlier one, and each row's answer; throttled statements are
+    resent with backoff and answered by a later attempt (the last one answers them all)."""
+    pending = rows
+    for attempt in range(_BATCH_ATTEMPTS):
+        if attempt:
+            _pause(attempt)
+        response = connection._call("batch_execute_statement", {"Statements": [bodies[i] for i in pending]})
+        # botocore resends a request whose answer was lost (a reset, a 500) and so do we for
+        # throttled statements: an unseen attempt may have applied a statement.
+        again = attempt > 0 or resent(response)
+        answers, throttled = [], []
+        for row, answer in zip(pending, response.get("Responses", []), strict=True):
+            code = answer.get("Error", {}).get("Code")
+            if code in _RETRYABLE_BATCH_CODES and attempt + 1 < _BATCH_ATTEMPTS:
+                throttled.append(row)
+            else:
+                answers.append((row, answer))
+        yield again, answers
         pending = throttled
         if not pending:
-            break
+            return
+
+
+def read(connection: Connection, bodies: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """Single-item SELECTs (each a full key, no key twice), 25 per BatchExecuteStatement, throttled
+    ones resent: the items found, in the order of ``bodies``, and the number of calls made. A
+    statement DynamoDB refuses raises its error."""
+    found: dict[int, dict[str, Any]] = {}
+    calls = 0
+    for start in range(0, len(bodies), BATCH_SIZE):
+        for _, answers in _answered(
+            connection, bodies, list(range(start, min(start + BATCH_SIZE, len(bodies))))
+        ):
+            calls += 1
+            for row, answer in answers:
+                if "Error" in answer:
+                    code, message = answer["Error"].get("Code", ""), answer["Error"].get("Message", "")
+                    raise batch_error_class(code, message)(
+                        f"a batch of {len(bodies)} key reads failed at key {row}: {code}: {message}",
+                        code=code,
+                    )
+                if "Item" in answer:
+                    found[row] = answer["Item"]
+    return [found[row] for row in sorted(found)], calls
 
 
 def stored_as_sent(connection: Connection, writes: list[Write]) -> list[bool]:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import batch, overlay, writes
 from . import statement as stmt
+from .client_reads import ClientRead
 from .errors import (
     CONDITION_FAILED,
     DUPLICATE_CODES,
@@ -24,7 +25,7 @@ from .errors import (
     shown,
     translate,
 )
-from .paging import Discriminator, Pages, keys_of, projection
+from .paging import Discriminator, Pages, projection
 from .validate import check_statement_size
 from .values import serialize
 
@@ -69,6 +70,7 @@ class Cursor:
     RETURNING write sets rowcount but yields no rows), ``count`` ("rows"/"values": a SELECT
     yields one row, the COUNT), ``discriminator`` (see Discriminator), ``page_rows`` with
     ``start_token`` (read exactly one page of rows; ``resume_token`` continues after it),
+    ``client_read`` (a batch of key reads, or rows sorted on the client: see client_reads.py),
     ``describe()`` (a dry run) and ``pages`` / ``skipped`` (requests made, items dropped).
 
     ``description`` is fixed when ``execute`` returns. A projection names the columns; for
@@ -99,6 +101,7 @@ class Cursor:
         # a SELECT's WHERE as a test of an item: in a transaction, the items it wrote are tested
         # with it and laid over what DynamoDB returns (overlay.py)
         self.read_matches: Callable[[dict], bool] | None = None
+        self.client_read: ClientRead | None = None
         self.page_rows: int | None = None
         self.start_token: str | None = None
         self.resume_token: str | None = None  # survives close(): read after the rows are consumed
@@ -255,7 +258,7 @@ class Cursor:
             found = stmt.source(operation)
             images = self.connection.written(found[0]) if found is not None else None
             if images:
-                self._select_merged(operation, body, found, images)
+                self._set_result(*overlay.read(self, operation, body, found, images))
                 return
         pages = self._pages
         names = pages.prepare(operation, body, self.page_size, self.consistent_read, self.hidden_columns)
@@ -272,65 +275,11 @@ class Cursor:
             self._set_result(pages.names, rows)
             pages.log(len(rows))
             return
+        if self.client_read is not None:  # filtered or sorted here: every row is held first
+            self._set_result(*self.client_read.rows(pages, body, names))
+            return
         rows = pages.first_rows(body, names)
         self._set_result(pages.names, rows)
-
-    def _select_merged(
-        self,
-        operation: str,
-        body: dict[str, Any],
-        source: tuple[str, str | None],
-        images: dict[overlay.Key, overlay.Item | None],
-    ) -> None:
-        """A SELECT in a transaction that wrote to its table: every item it returns, with the
-        transaction's writes laid over them, read whole so that the WHERE, ORDER BY and the
-        projection apply to written items as they do to stored ones."""
-        table, index = source
-        whole = stmt.whole_items(operation)
-        matches = self.read_matches or overlay.equality_test(
-            stmt.equalities(operation), body.get("Parameters", [])
-        )
-        if matches is None or whole is None:
-            raise NotSupportedError(
-                f"this transaction wrote to {table!r}, and the driver cannot test this statement's "
-                "WHERE on those items to show them to it: commit before this read, or run it through "
-                "SQLAlchemy (which hands the driver its WHERE)"
-            )
-        if self.page_rows is not None:
-            raise NotSupportedError(
-                f"paginate() cannot see the writes this transaction holds for {table!r}: its page "
-                "tokens point into the stored items. Commit before paginating, or read the page in "
-                "another connection"
-            )
-        pages = self._pages
-        statement, paths = whole
-        pages.prepare(statement, body, self.page_size, self.consistent_read, 0)
-        body["Statement"] = statement
-        items = pages.every_item(body)
-        merged = overlay.merge(
-            items,
-            images,
-            self.connection.read_source(table, index),
-            matches,
-            stmt.order_by(operation),
-        )
-        if self.count is not None:
-            if self.count == "values":  # COUNT(attribute): the items where it is present and not NULL
-                attribute = projection(operation)[0]
-                merged = [i for i in merged if attribute in i and "NULL" not in i[attribute]]
-            self._set_result(("count",), [(len(merged),)])
-            pages.log(1)
-            return
-        if paths is not None and self.hidden_columns:
-            paths = paths[: -self.hidden_columns]
-        if paths is not None:
-            names = projection(operation)[: len(paths)]
-        elif self.star_columns is not None:
-            names, pages.rest = self.star_columns
-        else:
-            names = keys_of(merged)
-        pages.names, pages.paths = names, paths
-        self._set_result(names, pages.rows(merged))
 
     def _set_result(self, names: Sequence[str], rows: list[tuple]) -> None:
         self.description = list(_description(tuple(names)))

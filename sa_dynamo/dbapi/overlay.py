@@ -12,12 +12,18 @@ are read once per transaction, strongly consistently, when a read first needs th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from . import statement as stmt
+from .errors import NotSupportedError
+from .paging import keys_of, projection
 from .values import deserialize
 from .writes import Write
+
+if TYPE_CHECKING:
+    from .cursor import Cursor
 
 Item = dict[str, Any]  # an item as AttributeValues
 Key = tuple[Any, ...]  # an item's key values, as Python values
@@ -105,3 +111,56 @@ def merge(
 def _sortable(value: Mapping[str, Any] | None) -> tuple[int, Any]:
     """A key attribute's value for sorting (key attributes are S, N or B); missing first."""
     return (0, None) if value is None else (1, deserialize(value))
+
+
+def read(
+    cursor: Cursor,
+    operation: str,
+    body: dict[str, Any],
+    source: tuple[str, str | None],
+    images: Mapping[Key, Item | None],
+) -> tuple[Sequence[str], list[tuple]]:
+    """The columns and rows of a SELECT in a transaction that wrote to its table: the items it
+    reads whole (so that the WHERE, ORDER BY and projection apply to written items as to stored
+    ones), with the transaction's writes laid over them."""
+    table, index = source
+    whole = stmt.whole_items(operation)
+    matches = cursor.read_matches or equality_test(stmt.equalities(operation), body.get("Parameters", []))
+    if matches is None or whole is None:
+        raise NotSupportedError(
+            f"this transaction wrote to {table!r}, and the driver cannot test this statement's "
+            "WHERE on those items to show them to it: commit before this read, or run it through "
+            "SQLAlchemy (which hands the driver its WHERE)"
+        )
+    if cursor.page_rows is not None:
+        raise NotSupportedError(
+            f"paginate() cannot see the writes this transaction holds for {table!r}: its page "
+            "tokens point into the stored items. Commit before paginating, or read the page in "
+            "another connection"
+        )
+    pages, client = cursor._pages, cursor.client_read
+    statement, paths = whole
+    pages.prepare(statement, body, cursor.page_size, cursor.consistent_read, 0)
+    body["Statement"] = statement
+    items = client.items(pages, body) if client is not None and client.key_width else pages.every_item(body)
+    source_keys = cursor.connection.read_source(table, index)
+    merged = merge(items, images, source_keys, matches, stmt.order_by(operation))
+    if cursor.count is not None:
+        if cursor.count == "values":  # COUNT(attribute): the items where it is present and not NULL
+            attribute = projection(operation)[0]
+            merged = [i for i in merged if attribute in i and "NULL" not in i[attribute]]
+        pages.log(1)
+        return ("count",), [(len(merged),)]
+    if paths is not None:
+        if cursor.hidden_columns:
+            paths = paths[: -cursor.hidden_columns]
+        names: Sequence[str] = projection(operation)[: len(paths)]
+    elif cursor.star_columns is not None:
+        names, pages.rest = cursor.star_columns
+    else:
+        names = keys_of(merged)
+    pages.names, pages.paths = names, paths
+    rows = pages.rows(merged)
+    if client is not None:  # sorted on the client
+        return client.finish(pages, list(names), rows)
+    return names, rows

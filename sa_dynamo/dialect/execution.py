@@ -17,9 +17,12 @@ from .. import caller
 from ..dbapi.errors import shown
 from ..dbapi.paging import Discriminator
 from ..exc import ScanNotAllowed, ScanWarning
+from ..limits import MAX_PARTITION_KEYS
 from ..plan import EXPLAINED, Plan, scan_message
 from ..sqlalchemy_private import expanded_parameters, text_bindparams, unit_of_work_flush
+from .client_reads import batch_note, client_read
 from .compiler import DMLTemplate, like_prefix, not_in_as_chain
+from .compiler.client_side import BatchGet
 from .compiler.predicate import Values, values_of
 from .options import DISCRIMINATOR, EXPLAIN, PAGE, SCAN_FIX
 
@@ -156,10 +159,27 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         if compiled.dynamodb_not_in_chain:
             self.statement = not_in_as_chain(self.statement)
         self._check_key_values(compiled)
+        batch = self._batch_read(compiled)
         self._configure_cursor(compiled)
-        plan = compiled.dynamodb_plan
+        self.cursor.client_read = client_read(self, compiled, batch)
+        if self.cursor.client_read is not None:
+            self.cursor.hidden_columns = 0  # the client read drops them after sorting
+        plan = compiled.dynamodb_plan if batch is None else batch.plan
         if plan is not None:
-            self._guard(self._finished_plan(compiled, plan))
+            self._guard(batch_note(self._finished_plan(compiled, plan), batch, len(self.parameters[0])))
+
+    def _batch_read(self, compiled: Any) -> BatchGet | None:
+        """A key list read as a batch of single-item SELECTs (always for tuple_(...).in_(), for
+        a partition-key IN beyond 50 keys): the statement and its parameters, the keys, set."""
+        batch = compiled.dynamodb_batch_get
+        if batch is None:
+            return None
+        values = len(expanded_parameters(self).get(batch.keys, ()))
+        if not batch.always and values <= MAX_PARTITION_KEYS:
+            return None
+        self.statement = batch.statement
+        self.parameters = [list(self.parameters[0][:values])]  # key conditions come first
+        return batch
 
     def _finished_plan(self, compiled: Any, plan: Plan) -> Plan:
         """The plan with the PartiQL as sent. Without parameters expanded at execution time it is

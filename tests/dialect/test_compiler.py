@@ -20,6 +20,7 @@ from sqlalchemy import (
     not_,
     or_,
     select,
+    tuple_,
     union,
 )
 from sqlalchemy.exc import ArgumentError, CompileError
@@ -243,8 +244,10 @@ def test_none_values_become_absent_attributes():
         (select(items, other), "a SELECT over several tables"),
         (select(items).where(items.c.pk.in_(select(other.c.items_pk))), "a subquery"),
         (union(select(items.c.pk), select(other.c.id)), "UNION"),
-        (select(items).order_by(items.c.sk), "ORDER BY without partition-key equality"),
-        (select(items).where(items.c.pk == "A").order_by(items.c.n), "ORDER BY n"),
+        (select(items).order_by(items.c.sk), "ORDER BY on a scan"),
+        (select(hash_only).order_by(hash_only.c.v), "select keys with id.in_(keys)"),
+        (select(items).where(items.c.pk == "A").order_by(func.lower(items.c.name)), "ORDER BY lower"),
+        (select(items).where(items.c.pk == "A").order_by(items.c.n.nulls_first()), "NULLS FIRST/LAST"),
         (select(literal_column("1")), "a SELECT without a table"),
         (
             items.update().where(items.c.pk == "a").values(n=1),
@@ -581,11 +584,16 @@ def test_in_lists_are_capped():
 
 
 def test_partition_key_lists_are_capped_at_fifty():
-    compiled = select(flags.c.pk).where(flags.c.pk.in_([]), flags.c.n.in_([])).compile(dialect=dialect)
+    """On a table with a sort key, an IN over more than 50 partitions is refused; without a sort
+    key each partition is one item, and the list is read as a batch (test_key_lists.py)."""
+    compiled = select(items.c.pk).where(items.c.pk.in_([]), items.c.n.in_([])).compile(dialect=dialect)
     keys = [f"K{i}" for i in range(51)]
     with pytest.raises(CompileError, match="IN with 51 partition keys: DynamoDB reads at most 50 partitions"):
         compiled.construct_expanded_state({"pk_1": keys, "n_1": [1]})
     compiled.construct_expanded_state({"pk_1": keys[:50], "n_1": list(range(100))})
+    batched = select(flags.c.pk).where(flags.c.pk.in_([]), flags.c.n.in_([])).compile(dialect=dialect)
+    expanded = batched.construct_expanded_state({"pk_1": keys * 2, "n_1": [1]})
+    assert expanded.positiontup[50:] == ["pk_1_51", "n_1_1"]  # each key once, the keys first
 
 
 @pytest.mark.parametrize(
@@ -681,3 +689,44 @@ def test_a_key_compared_with_null_folds_to_a_constant():
     assert str(always) == 'SELECT "pk" FROM "items"'
     never = select(items.c.pk).where(items.c.pk == "A", items.c.sk.is_(None)).compile(dialect=dialect)
     assert never.dynamodb_always_empty
+
+
+def test_a_full_key_list_compiles_to_a_single_item_select_per_key():
+    """The compiled text shows the tuple IN; what is sent is one single-item SELECT per key,
+    with the name the client filters on (and orders by) read beside the selected columns."""
+    statement = (
+        select(items.c.sk, items.c.n)
+        .where(tuple_(items.c.pk, items.c.sk).in_([("a", "b")]), items.c.name == "x")
+        .order_by(items.c.name.desc())
+    )
+    compiled = statement.compile(dialect=dialect)
+    assert str(compiled) == (
+        'SELECT "sk", "n", "name" FROM "items" WHERE ("pk", "sk") IN [__[POSTCOMPILE_param_1]] AND ("name" = ?)'
+    )
+    batch = compiled.dynamodb_batch_get
+    assert (batch.statement, batch.width, batch.always) == (
+        'SELECT "sk", "n", "name" FROM "items" WHERE "pk" = ? AND "sk" = ?',
+        2,
+        True,
+    )
+    assert compiled.dynamodb_client_order.order == ((2, True),)
+    assert compiled.dynamodb_plan.operation == "BatchGetItem"
+
+
+def test_an_order_dynamodb_cannot_serve_is_left_to_the_client():
+    compiled = select(items.c.sk).where(items.c.pk == "A").order_by(items.c.n.desc(), items.c.sk)
+    compiled = compiled.compile(dialect=dialect)
+    assert str(compiled) == 'SELECT "sk", "n" FROM "items" WHERE "pk" = ?'  # no ORDER BY sent
+    assert compiled.dynamodb_hidden_columns == 1  # n is read to sort by, not returned
+    assert compiled.dynamodb_client_order.order == ((1, True), (0, False))
+    assert "dynamodb_client_sort=<max rows>" in compiled.dynamodb_client_order.opt_in
+    bounded = select(hash_only.c.id).where(hash_only.c.id.in_(["a", "b"])).order_by(hash_only.c.v)
+    assert bounded.compile(dialect=dialect).dynamodb_client_order.opt_in == ""
+
+
+def test_a_key_list_reads_whole_attributes():
+    keys = tuple_(items.c.pk, items.c.sk).in_([("a", "b")])
+    with pytest.raises(CompileError, match="COUNT, a JSON path or this filter beside tuple_"):
+        partiql(select(items.c.doc["a"]).where(keys))
+    with pytest.raises(CompileError, match="a tuple comparison"):
+        partiql(select(items).where(tuple_(items.c.pk, items.c.n).in_([("a", 1)])))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import operator
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -28,6 +28,7 @@ from sqlalchemy import (
     and_,
     or_,
     select,
+    tuple_,
 )
 from sqlalchemy.dialects.sqlite.base import SQLiteCompiler, SQLiteDialect
 
@@ -36,6 +37,9 @@ PARTITIONS = ("P0", "P1", "P2", "P3")
 # Zero-padded, so byte order (DynamoDB) is SQL order (SQLite).
 SORT_KEYS = tuple(f"{i:03}" for i in range(50))
 ABSENT = 0.3  # share of rows where a nullable attribute is None (absent in DynamoDB)
+# An empty string compared with a key is refused (no key is empty): kept, but rare.
+EMPTY_KEY_SHARE = 0.2
+CLIENT_SORT = {"dynamodb_client_sort": 1000}  # the opt-in for a Query sorted on the client
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,8 @@ ATTRIBUTES = (
     Attribute("t", ("", "x", "x y", "xy", "xyz", "y", "Y"), ("xz",), ("", "x", "xy", "y")),
 )
 _BY_NAME = {a.name: a for a in ATTRIBUTES}
-_KEY_CONDITIONS = ("==", "<", "<=", ">", ">=", "between", "startswith")
+_KEY_CONDITIONS = ("==", "<", "<=", ">", ">=", "between", "startswith", "like")
+_SORTABLE = ("s", "n", "d", "b", "t")  # ORDER BY attributes the client sorts
 _COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
     "==": operator.eq,
     "!=": operator.ne,
@@ -142,7 +147,9 @@ class Case:
 
     statement: Select[Any]
     text: str
-    ordered: bool  # ORDER BY sk: rows must match in order; otherwise compared as sorted lists
+    ordered: bool  # a total ORDER BY: rows must match in order; otherwise compared as sorted lists
+    options: dict[str, Any] = field(default_factory=dict)  # execution options, for SQL text too
+    as_text: bool = True  # False: SQL text cannot say it (tuple IN), compiled only
 
 
 @dataclass(frozen=True)
@@ -158,8 +165,10 @@ Condition = tuple[ColumnElement[bool], str]
 
 
 class Generator:
-    """Random SELECTs: a third pin the partition key (a DynamoDB Query, sometimes with a
-    sort-key condition, ORDER BY sk and LIMIT), the rest are scans with a nested filter."""
+    """Random SELECTs: a tenth read a list of full keys (a batch of GetItems), three in ten pin
+    the partition key by ==, IN or OR (a DynamoDB Query, sometimes with a sort-key condition),
+    the rest are scans with a nested filter. Ordered reads end their ORDER BY with the key, so
+    that the order is total; LIMIT comes with ORDER BY only."""
 
     def __init__(self, table: Table, seed: int, grammar: Grammar):
         self.table = table
@@ -168,31 +177,83 @@ class Generator:
         self.filtered = [a for a in ATTRIBUTES if grammar.keys_in_filters or not a.key]
 
     def case(self) -> Case:
-        if self.rng.random() < 1 / 3:
+        roll = self.rng.random()
+        if roll < 0.1:
+            return self._key_list()
+        if roll < 0.4:
             return self._query()
         clause, text = self.condition(self.rng.randint(1, 3), Scope())
         return Case(select(self.table).where(clause), f"select(t).where({text})", ordered=False)
+
+    def _pin(self) -> tuple[Condition, bool]:
+        """The partition key pinned by ==, IN or an OR of ==; whether it is one partition."""
+        rng, pk = self.rng, self.table.c.pk
+        how = rng.choices(("==", "in_", "or_"), weights=(6, 2, 2))[0]
+        if how == "==":
+            partition = rng.choice(PARTITIONS)
+            return (pk == partition, f"t.c.pk == {partition!r}"), True
+        partitions = rng.sample(PARTITIONS, rng.randint(2, 3))
+        if how == "in_":
+            return (pk.in_(partitions), f"t.c.pk.in_({partitions!r})"), False
+        texts = ", ".join(f"t.c.pk == {p!r}" for p in partitions)
+        return (or_(*(pk == p for p in partitions)), f"or_({texts})"), False
 
     def _query(self) -> Case:
         rng, columns = self.rng, self.table.c
         ordered, descending = rng.random() < 0.5, rng.random() < 0.5
         limit = rng.randint(1, 60) if ordered and rng.random() < 0.5 else None
-        partition = rng.choice(PARTITIONS)
-        terms = [(columns.pk == partition, f"t.c.pk == {partition!r}")]
+        pin, single = self._pin()
+        by_sort_key = ordered and single and rng.random() < 0.6  # the one ORDER BY DynamoDB serves
+        terms = [pin]
         if rng.random() < 0.6:
             terms.append(self.test(_BY_NAME["sk"], _KEY_CONDITIONS))
         if rng.random() < 0.8:
-            scope = Scope(negation=self.grammar.negation_with_order_by or not ordered)
+            scope = Scope(negation=self.grammar.negation_with_order_by or not by_sort_key)
             terms.append(self.condition(rng.randint(1, 3), scope))
         rng.shuffle(terms)
         statement = select(self.table).where(*(clause for clause, _ in terms))
         text = f"select(t).where({', '.join(text for _, text in terms)})"
-        if ordered:
+        options: dict[str, Any] = {}
+        if by_sort_key:
             statement = statement.order_by(columns.sk.desc() if descending else columns.sk)
             text += ".order_by(t.c.sk.desc())" if descending else ".order_by(t.c.sk)"
+        elif ordered:
+            statement, text = self._client_order(statement, text)
+            options = CLIENT_SORT
+            statement, text = statement.execution_options(**options), f"{text}.execution_options(**{options})"
         if limit is not None:
             statement, text = statement.limit(limit), f"{text}.limit({limit})"
-        return Case(statement, text, ordered)
+        return Case(statement, text, ordered, options)
+
+    def _key_list(self) -> Case:
+        """tuple_(pk, sk).in_(keys): stored keys, absent ones and repeats; a filter; an order."""
+        rng, columns = self.rng, self.table.c
+        keys = [(rng.choice(PARTITIONS), rng.choice(SORT_KEYS)) for _ in range(rng.randint(1, 40))]
+        keys += [("P9", "001"), ("P1", "050")][: rng.randint(0, 2)] + keys[: rng.randint(0, 2)]
+        terms = [(tuple_(columns.pk, columns.sk).in_(keys), f"tuple_(t.c.pk, t.c.sk).in_({keys!r})")]
+        if rng.random() < 0.7:
+            terms.append(self.condition(rng.randint(1, 2), Scope()))
+        statement = select(self.table).where(*(clause for clause, _ in terms))
+        text = f"select(t).where({', '.join(text for _, text in terms)})"
+        ordered = rng.random() < 0.5
+        if ordered:
+            statement, text = self._client_order(statement, text)
+            if rng.random() < 0.5:
+                limit = rng.randint(1, 20)
+                statement, text = statement.limit(limit), f"{text}.limit({limit})"
+        return Case(statement, text, ordered, as_text=False)
+
+    def _client_order(self, statement: Select[Any], text: str) -> tuple[Select[Any], str]:
+        """ORDER BY one or two attributes, each either way, then the key: an order the client applies."""
+        rng, columns = self.rng, self.table.c
+        clauses, texts = [], []
+        for name in rng.sample(_SORTABLE, rng.randint(1, 2)):
+            descending = rng.random() < 0.5
+            clauses.append(columns[name].desc() if descending else columns[name])
+            texts.append(f"t.c.{name}.desc()" if descending else f"t.c.{name}")
+        clauses += [columns.pk, columns.sk]
+        texts += ["t.c.pk", "t.c.sk"]
+        return statement.order_by(*clauses), f"{text}.order_by({', '.join(texts)})"
 
     def condition(self, depth: int, scope: Scope) -> Condition:
         """A test, or AND/OR/NOT over conditions, nested at most ``depth`` deep."""
@@ -231,6 +292,9 @@ class Generator:
         if kind == "startswith":
             prefix = rng.choice(self._allowed(attribute, attribute.prefixes))
             return column.startswith(prefix), f"{name}.startswith({prefix!r})"
+        if kind == "like":
+            pattern = rng.choice(self._allowed(attribute, attribute.prefixes)) + "%"
+            return column.like(pattern), f"{name}.like({pattern!r})"
         if kind == "is_":
             return column.is_(None), f"{name}.is_(None)"
         if kind == "is_not":
@@ -246,13 +310,13 @@ class Generator:
         else:
             kinds = (*_COMPARISONS, "in_", "not_in", "between", "is_", "is_not")
             if attribute.prefixes and (grammar.nesting_under_or_not or not nested):
-                kinds += ("startswith",)
+                kinds += ("startswith", "like")
         if not scope.negation:
             kinds = tuple(k for k in kinds if k not in ("!=", "not_in", "is_not"))
         return kinds
 
     def _allowed(self, attribute: Attribute, values: tuple[Any, ...]) -> tuple[Any, ...]:
-        if attribute.key and not self.grammar.empty_key_strings:
+        if attribute.key and (not self.grammar.empty_key_strings or self.rng.random() >= EMPTY_KEY_SHARE):
             return tuple(v for v in values if v != "")
         return values
 
@@ -281,6 +345,12 @@ class _TextCompiler(SQLiteCompiler):
     def visit_not_startswith_op_binary(self, binary: Any, operator: Any, **kw: Any) -> str:
         return f"{self.process(binary.left, **kw)} NOT LIKE {self._prefix_pattern(binary)}"
 
+    def visit_like_op_binary(self, binary: Any, operator: Any, **kw: Any) -> str:
+        return f"{self.process(binary.left, **kw)} LIKE {self._prefix_pattern(binary, '')}"
+
+    def visit_not_like_op_binary(self, binary: Any, operator: Any, **kw: Any) -> str:
+        return f"{self.process(binary.left, **kw)} NOT LIKE {self._prefix_pattern(binary, '')}"
+
     def limit_clause(self, select: Any, **kw: Any) -> str:
         # SQLite's own adds OFFSET 0 to every LIMIT.
         if select._limit_clause is None:
@@ -288,10 +358,12 @@ class _TextCompiler(SQLiteCompiler):
         return " LIMIT " + self.process(select._limit_clause, **kw)
 
     @staticmethod
-    def _prefix_pattern(binary: Any) -> str:
-        prefix = binary.right.value
+    def _prefix_pattern(binary: Any, wildcard: str = "%") -> str:
+        """'prefix%' of a startswith() prefix, or of a LIKE pattern that ends in % already."""
+        pattern = binary.right.value + wildcard
+        prefix = pattern.removesuffix("%")
         assert not {"%", "_"} & set(prefix), f"a wildcard in the prefix {prefix!r} needs ESCAPE"
-        return "'" + prefix.replace("'", "''") + "%'"
+        return "'" + pattern.replace("'", "''") + "'"
 
 
 class _TextDialect(SQLiteDialect):

@@ -2,14 +2,16 @@
 SELECTs, and the same rows from both wherever the dialect accepts the statement.
 
 SQLite is the judge of SQL semantics: three-valued logic with NULL where DynamoDB has an absent
-attribute, BETWEEN, prefixes, ORDER BY and LIMIT. A statement the dialect refuses (CompileError)
+attribute, BETWEEN, prefixes (startswith() and LIKE 'p%'), partitions pinned by IN and OR, lists
+of full keys, ORDER BY (DynamoDB's by the sort key, and the client's by any attribute) and LIMIT. A statement the dialect refuses (CompileError)
 is counted by reason instead of compared; any other error from the DynamoDB side is a
 disagreement, since SQLite answered the same statement.
 
 Every other statement is also rendered as plain SQL text and run through ``text()`` on both
 sides, alternately with named parameters and with the values written into the text: on
 DynamoDB's side that text is parsed (sqlglot, sa_dynamo/sql_text/) into a Core statement for the
-same compiler, and must give the same rows.
+same compiler, and must give the same rows. (Lists of full keys are compiled only: SQL text
+has no tuple IN the translator reads.)
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from .grammar import Case, Generator, Grammar, SqlText, sql_text
 
 STATEMENTS = 360
 TEXT_EVERY = 2  # every other statement also runs as SQL text: 180 per seed
-MAX_REFUSED = 0.10
+MAX_REFUSED = 0.05
 
 # Statement seeds: each draws a different 360 statements over the same rows.
 STATEMENT_SEEDS = (20250101, 424242)
@@ -152,7 +154,8 @@ def _rows(engine: Engine, case: Case, sql: SqlText | None = None) -> list[tuple[
         else:
             # Typed columns, so that both sides convert values as they do for the statement.
             statement = text(sql.sql).columns(*case.statement.selected_columns)
-            result = conn.execute(statement, _bindable(engine, sql.parameters))
+            parameters = _bindable(engine, sql.parameters)
+            result = conn.execute(statement, parameters, execution_options=case.options)
         rows = [tuple(row) for row in result]
     # The primary key is unique, so sorting by it is a total order (duplicates stay adjacent).
     return rows if case.ordered else sorted(rows, key=lambda row: row[:2])
@@ -202,7 +205,7 @@ def run_oracle(sqlite: Engine, dynamodb: Engine, table: Table, seed: int, name: 
     for number in range(STATEMENTS):
         case = generator.case()
         _compare(compiled, sqlite, dynamodb, case, None)
-        if number % TEXT_EVERY == 0:
+        if number % TEXT_EVERY == 0 and case.as_text:
             literals = (number // TEXT_EVERY) % 2 == 1
             _compare(texts, sqlite, dynamodb, case, sql_text(case.statement, literals))
     return compiled, texts
@@ -229,8 +232,8 @@ def test_dynamodb_returns_the_rows_sqlite_returns(
     databases: tuple[Engine, Engine, Table], seed: int, request: pytest.FixtureRequest
 ) -> None:
     """Random filters over every column type, NULL/absent, IN, BETWEEN, prefixes, nested
-    AND/OR/NOT, ORDER BY sk and LIMIT, compiled and as SQL text: no disagreement and under
-    10 % refused on either path."""
+    AND/OR/NOT, partitions by IN and OR, full-key lists, ORDER BY and LIMIT, compiled and as
+    SQL text: no disagreement and under 5 % refused on either path (the share is printed)."""
     compiled, texts = run_oracle(*databases, seed, request.node.callspec.id)
     print(compiled.summary())
     print(texts.summary())

@@ -213,3 +213,24 @@ def test_conditional_updates_of_one_item_in_one_transaction(engine, tables):
     with Session(engine) as session:
         note = session.get(Note, ("o", 3))
         assert (note.body, note.tag) == ("one", "u")
+
+
+def test_key_lists_and_client_sorts_see_the_writes(engine, tables):
+    from sqlalchemy import tuple_
+
+    with Session(engine) as session:
+        session.add(Note(owner="o", n=4, body="a4"))
+        session.delete(session.get(Note, ("o", 1)))
+        session.get(Note, ("o", 5)).body = "a5"
+        session.flush()
+        keys = [("o", 1), ("o", 4), ("o", 5), ("o", 9)]
+        listed = select(Note.n, Note.body).where(tuple_(Note.owner, Note.n).in_(keys))
+        assert sorted(tuple(r) for r in session.execute(listed)) == [(4, "a4"), (5, "a5")]
+        assert session.scalars(listed.with_only_columns(Note.n).where(Note.body == "a5")).all() == [5]
+        by_body = (
+            select(Note.n)
+            .where(Note.owner == "o")
+            .order_by(Note.body.desc())
+            .execution_options(dynamodb_client_sort=100)
+        )
+        assert session.scalars(by_body).all() == [3, 2, 5, 4]

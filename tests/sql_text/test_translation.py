@@ -222,12 +222,8 @@ REFUSED = [
     ("SELECT * FROM items WHERE 1 = 1", "a comparison of two values"),
     ("SELECT 1 FROM items", "a value in the select list"),
     (
-        "SELECT * FROM items WHERE pk = ? ORDER BY n",
-        "ORDER BY n: DynamoDB returns a partition in sort-key order",
-    ),
-    (
         "SELECT * FROM items WHERE n = ? ORDER BY sk",
-        "ORDER BY without partition-key equality: add pk == value",
+        "ORDER BY on a scan: DynamoDB sorts only within a partition",
     ),
     ("SELECT * FROM items t", "an alias (t)"),
     ("SELECT * FROM items WHERE items.n = ?", "PartiQL has no qualifiers"),

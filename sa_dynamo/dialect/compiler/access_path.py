@@ -12,7 +12,7 @@ from sqlalchemy.sql.schema import Index, Table
 from ...constructs import forced_index
 from ...sqlalchemy_private import order_by_clauses, where_criteria
 from ..key_schema import KeySchema, index_key_schema, key_schema, projects, unprojected
-from .normal_form import is_on, is_partition_or, terms_of
+from .normal_form import is_on, is_partition_or, key_tuple_in, terms_of
 
 RANGE_KEY_OPERATORS = {
     operators.eq,
@@ -26,7 +26,7 @@ RANGE_KEY_OPERATORS = {
 }
 
 
-def _attribute_names(clauses: list[Any]) -> set[str]:
+def attribute_names(clauses: list[Any]) -> set[str]:
     """Names of the table attributes that the clauses read."""
     return {
         element.name
@@ -47,7 +47,7 @@ def access_path(table: Table, select: Any, compile_state: Any) -> tuple[Index | 
     keys = key_schema(table)
     terms = terms_of(where_criteria(select))
     hash_ops = {operators.eq, operators.in_op}
-    needed = _attribute_names([*select.selected_columns, *where_criteria(select), *order_by_clauses(select)])
+    needed = attribute_names([*select.selected_columns, *where_criteria(select), *order_by_clauses(select)])
     # the ORM's statement (its options) is the compile state's select_statement
     forced = forced_index(select, getattr(compile_state, "select_statement", None))
     if forced is not None:
@@ -59,6 +59,8 @@ def access_path(table: Table, select: Any, compile_state: Any) -> tuple[Index | 
         )
 
     table_hash = pinned(keys.hash_key, hash_ops)
+    if any(key_tuple_in(t, keys.columns) for t in terms):  # full keys: a batch of reads of the table
+        return None, keys, ""
     if table_hash and (keys.range_key is None or pinned(keys.range_key, RANGE_KEY_OPERATORS)):
         return None, keys, ""
     passed_over = []

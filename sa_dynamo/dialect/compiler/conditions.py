@@ -123,6 +123,20 @@ _STRING_TESTS = {
 }
 
 
+def _keys(batch: Any, values: Any) -> list[Any]:
+    """A batch read's keys, each once (SQL's IN is membership; DynamoDB refuses a call that
+    names one key twice): tuples of the key's width, or partition-key values."""
+    if not batch.always:
+        return list(dict.fromkeys(values))
+    keys = [tuple(key) if isinstance(key, (tuple, list)) else (key,) for key in values]
+    if any(len(key) != batch.width for key in keys):
+        refuse(
+            "a key of the wrong length in tuple_(...).in_()",
+            f"give each key as a tuple of {batch.width} values, in the tuple's order",
+        )
+    return list(dict.fromkeys(keys))
+
+
 class ConditionCompiler(compiler.SQLCompiler):
     """The WHERE half of the DynamoDB compiler (statements.py holds the statements)."""
 
@@ -266,6 +280,9 @@ class ConditionCompiler(compiler.SQLCompiler):
         self._refuse("IN with an empty list", "skip the query when the list is empty (it matches no row)")
 
     def _literal_execute_expanding_parameter(self, name, parameter, values, **kw):
+        batch = self.dynamodb_batch_get
+        if batch is not None and name == batch.keys:
+            return super()._literal_execute_expanding_parameter(name, parameter, _keys(batch, values), **kw)
         # A repeated partition key would return its partition twice; IN means membership.
         with contextlib.suppress(TypeError):  # unhashable values (documents) stay as given
             values = list(dict.fromkeys(values))

@@ -152,17 +152,20 @@ def terms_of(criteria: Any) -> list[Any]:
     return terms
 
 
+def is_column(clause: Any, column: Any) -> bool:
+    """Whether ``clause`` is ``column`` of its table (or of an alias of the table)."""
+    return (
+        isinstance(clause, elements.ColumnClause)
+        and getattr(clause, "table", None) is not None
+        and _table_of(clause.table) is column.table
+        and clause.name == column.name
+    )
+
+
 def is_on(term: Any, column: Any, ops: set | None) -> bool:
     if column is None or not isinstance(term, elements.BinaryExpression):
         return False
-    left = term.left
-    return (
-        isinstance(left, elements.ColumnClause)
-        and getattr(left, "table", None) is not None
-        and _table_of(left.table) is column.table
-        and left.name == column.name
-        and (ops is None or term.operator in ops)
-    )
+    return is_column(term.left, column) and (ops is None or term.operator in ops)
 
 
 def _is_json_element(clause: Any) -> bool:
@@ -181,3 +184,23 @@ def is_partition_or(term: Any, column: Any) -> bool:
         and term.operator is operators.or_
         and all(is_on(part, column, {operators.eq}) for part in term.clauses)
     )
+
+
+def key_tuple_in(term: Any, columns: list[Any]) -> list[Any] | None:
+    """The key columns, in the tuple's order, of ``tuple_(pk, sk).in_(keys)`` naming every one of
+    ``columns`` (the table's key) once; None for any other term."""
+    if not (
+        isinstance(term, elements.BinaryExpression)
+        and term.operator is operators.in_op
+        and isinstance(term.left, elements.Tuple)
+    ):
+        return None
+    named = list(term.left.clauses)
+    matched = [next((c for c in columns if is_column(n, c)), None) for n in named]
+    if (
+        len(named) != len(columns)
+        or any(c is None for c in matched)
+        or len({c.name for c in matched}) != len(columns)
+    ):
+        return None
+    return matched

@@ -120,6 +120,8 @@ def _present(stored: Any) -> bool:
 def _binary(clause: elements.BinaryExpression) -> Test:
     clause = _attribute_first(clause)  # ? = pk below an OR, as relationship loaders write it
     op = clause.operator
+    if isinstance(clause.left, elements.Tuple) and op is operators.in_op:
+        return _tuple_in(clause)
     operand = _operand(clause.left)
     if op is operators.ne:  # DynamoDB's <> is TRUE for a value of another type, as SQL's is
         value = _bound(clause.right)
@@ -176,6 +178,21 @@ def _binary(clause: elements.BinaryExpression) -> Test:
 
         return negation
     raise NotImplementedError(f"no predicate for the operator {op}")  # the compiler refused it already
+
+
+def _tuple_in(clause: elements.BinaryExpression) -> Test:
+    """``tuple_(pk, sk).in_(keys)``: some key equals the attributes, one by one."""
+    operands = [_operand(element) for element in clause.left.clauses]
+    listed = _bound(clause.right)
+
+    def member(item: Mapping[str, Any], values: Values) -> bool:
+        stored = [operand(item, values) for operand in operands]
+        return any(
+            all(_compare(operators.eq, s, v) for s, v in zip(stored, key, strict=True))
+            for key in listed(values)
+        )
+
+    return member
 
 
 def _function(clause: functions.FunctionElement) -> Test:
@@ -252,9 +269,19 @@ def values_of(
         name = names.get(bind) or by_key[bind.key]
         process = processors.get(name)
         if bind.expanding:
-            listed = parameters[name] if name in parameters else [parameters[n] for n in expanded[name]]
+            listed = parameters[name] if name in parameters else _expanded(bind, parameters, expanded[name])
+            if isinstance(process, (tuple, list)):  # a tuple IN: one processor per element
+                return [tuple(p(e) if p else e for p, e in zip(process, v, strict=True)) for v in listed]
             return [process(v) if process else v for v in listed]
         raw = parameters[name]
         return process(raw) if process else raw
 
     return value
+
+
+def _expanded(bind: Any, parameters: Mapping[str, Any], names: list[str]) -> list[Any]:
+    """An IN list's values from the parameters it was expanded into (a tuple's elements each
+    became one, in order)."""
+    flat = [parameters[n] for n in names]
+    width = len(bind.type.types) if getattr(bind.type, "_is_tuple_type", False) else 0
+    return [tuple(flat[i : i + width]) for i in range(0, len(flat), width)] if width else flat

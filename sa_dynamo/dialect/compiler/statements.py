@@ -34,8 +34,9 @@ from ..attribute_bag import is_bag
 from ..key_schema import KeySchema, key_schema
 from ..types import JSONElementAs
 from .access_path import RANGE_KEY_OPERATORS, access_path
+from .client_side import BatchGet, ClientOrder, ClientSideCompiler, order_columns, served
 from .conditions import COUNT_ROWS, ConditionCompiler, refuse
-from .normal_form import _is_json_element, _table_of, is_on, is_partition_or, terms_of
+from .normal_form import _is_json_element, _table_of, is_on, is_partition_or, key_tuple_in, terms_of
 from .predicate import predicate_of
 from .templates import DMLTemplate, _Entry, operator_count
 
@@ -51,7 +52,7 @@ _SELECT_ADVICE = {
 }
 
 
-class DynamoDBCompiler(ConditionCompiler):
+class DynamoDBCompiler(ClientSideCompiler, ConditionCompiler):
     """Compiles Core/ORM statements to PartiQL; records what execution needs (row limit, DML template)."""
 
     dynamodb_limit_bind: str | None = None
@@ -69,10 +70,13 @@ class DynamoDBCompiler(ConditionCompiler):
     dynamodb_finished_plan: tuple | None = None
     dynamodb_predicate: Any = None  # the WHERE as a Python test of an item (predicate.py)  # (plan, statement, finished plan), per execution text
     _partition_key_list: str | None = None  # the expanding parameter of an IN on the partition key
+    dynamodb_batch_get: BatchGet | None = None  # full keys read as a batch (client_side.py)
+    dynamodb_client_order: ClientOrder | None = None  # an ORDER BY the driver applies
 
     def __init__(self, *args: Any, **kwargs: Any):
         self._key_condition = self._filter = ""
         self._hash_pinned = self._whole_key = self._ordered = False
+        self._key_list_columns: list[Any] | None = None  # tuple_(...).in_(): the key, in its order
         # parameter name -> key attribute it is compared with (checked for empty values at execution)
         self.dynamodb_key_parameters: dict[str, str] = {}
         # parameter name -> "startswith"/"contains": the method whose value may not hold % or _
@@ -122,7 +126,7 @@ class DynamoDBCompiler(ConditionCompiler):
     ) -> str:
         """WHERE text (see _render_where), and the same WHERE as a Python predicate, built after
         the text so that a refused construct is refused in the compiler's words."""
-        terms = self._where_terms(criteria)
+        terms = self._terms = self._where_terms(criteria)
         text = self._render_where(keys, terms, full_key, table_hash, **kw)
         self.dynamodb_predicate = (
             (lambda item, values: False) if self.dynamodb_always_empty else predicate_of(terms)
@@ -152,8 +156,12 @@ class DynamoDBCompiler(ConditionCompiler):
             ),
             None,
         )
+        if not full_key and table_hash is None and hash_term is None:
+            hash_term = next((t for t in terms if key_tuple_in(t, keys.columns)), None)
+            self._key_list_columns = (hash_term is not None and key_tuple_in(hash_term, keys.columns)) or None
         range_term = None
-        if hash_term is not None:
+        partition_or = hash_term is not None and is_partition_or(hash_term, keys.hash_key)
+        if hash_term is not None and self._key_list_columns is None and not partition_or:
             range_term = next((t for t in terms if is_on(t, keys.range_key, range_ops)), None)
         if full_key and (hash_term is None or (keys.range_key is not None and range_term is None)):
             names = ", ".join(c.name for c in keys.columns)
@@ -162,9 +170,14 @@ class DynamoDBCompiler(ConditionCompiler):
                 f"add {' and '.join(f'{c.name} == value' for c in keys.columns)} to the WHERE clause "
                 f"(select the matching keys first to {full_key.lower()} several items)",
             )
+        self._key_term = hash_term
         rest = [t for t in terms if t is not hash_term and t is not range_term]
         key_parts = (
-            [self.process(hash_term.self_group(against=operators.and_), **kw)]
+            [
+                self._key_list(hash_term, **kw)
+                if self._key_list_columns
+                else self.process(hash_term.self_group(against=operators.and_), **kw)
+            ]
             if hash_term is not None
             else []
         )
@@ -188,10 +201,13 @@ class DynamoDBCompiler(ConditionCompiler):
         self._filter = " AND ".join(self._filter_term(t, len(rest) > 1, table_hash, **kw) for t in rest)
         if len(rest) == 1 and not key_parts:
             return self._filter
-        if not key_parts:
+        if not key_parts or partition_or:
             # A scan's AND chain: DynamoDB Local drops tests of key attributes from some flat
             # chains, even parenthesised; NOT (NOT (...)) was never wrong (partiql-reference §15).
-            return f"NOT (NOT ({self._filter}))"
+            # After an OR of partition keys it drops every sort-key test, a key condition or
+            # in the group (docs/partiql-findings.md): they go below NOT (NOT (...)) too.
+            guarded = f"NOT (NOT ({self._filter}))"
+            return " AND ".join([*key_parts, guarded])
         return " AND ".join([*key_parts, f"({self._filter})"])
 
     def _filter_term(self, term: Any, grouped: bool, table_hash: Any, **kw: Any) -> str:
@@ -274,7 +290,16 @@ class DynamoDBCompiler(ConditionCompiler):
         if index is not None:
             source += "." + self.preparer.quote_identifier(index.name)
             self.dynamodb_global_index = not index.dialect_options["dynamodb"]["local"]
-        order_by = self._order_by(keys, select, **kwargs) if order_by_clauses(select) else ""
+        criteria = where_criteria(select)
+        terms = terms_of(criteria)
+        key_list = index is None and any(key_tuple_in(t, keys.columns) for t in terms)
+        order_by = ""
+        if order_by_clauses(select):
+            pairs = order_columns(order_by_clauses(select))
+            if served(keys, terms, pairs, key_list):
+                order_by = self._order_by(order_by_clauses(select))
+            else:
+                inner_columns = self._client_order(keys, index is None, terms, key_list, pairs, inner_columns)
         self._ordered = bool(order_by)
         hash_key = self.preparer.quote(key_schema(table).hash_key.name)
         if order_by.endswith(" DESC") and not {hash_key, "*"} & set(inner_columns):
@@ -284,16 +309,17 @@ class DynamoDBCompiler(ConditionCompiler):
             self.dynamodb_hidden_columns = 1
         text += ", ".join(inner_columns) + " FROM " + source
         table_hash = key_schema(table).hash_key if self.dynamodb_global_index else None
-        criteria = where_criteria(select)
         if criteria:
             where = self._where(keys, criteria, table_hash=table_hash, **kwargs)
             if where:
                 text += " WHERE " + where
         else:
             self.dynamodb_predicate = predicate_of([])  # every item
-        if not self._hash_pinned:
+        if self._key_list_columns:
+            operation = "BatchGetItem"
+        elif not self._hash_pinned:
             operation = "Scan"
-            reason = f"no = or IN condition on its partition key {keys.hash_key.name!r}" + (
+            reason = f"the WHERE has no equality (= or IN) on its partition key {keys.hash_key.name!r}" + (
                 f"; {reason}" if reason else ""
             )
         else:
@@ -306,6 +332,10 @@ class DynamoDBCompiler(ConditionCompiler):
             self._filter,
             reason=reason if operation == "Scan" else "",
         )
+        if index is None and (
+            self._key_list_columns or (keys.range_key is None and self._partition_key_list)
+        ):
+            self.dynamodb_batch_get = self._batch_get(table.name, source, keys, inner_columns)
         text += order_by
         if limit_clause(select) is not None:
             self._row_limit(select)
@@ -325,34 +355,15 @@ class DynamoDBCompiler(ConditionCompiler):
         self.dynamodb_star_columns = (tuple(names), bags[0])
         return ["*"]
 
-    def _order_by(self, keys: KeySchema, select: Any, **kw: Any) -> str:
-        terms = terms_of(where_criteria(select))
-        if not any(is_on(t, keys.hash_key, {operators.eq}) for t in terms):
-            self._refuse(
-                "ORDER BY without partition-key equality",
-                f"add {keys.hash_key.name} == value to the WHERE clause, or sort the rows in Python",
-            )
+    def _order_by(self, clauses: tuple[Any, ...]) -> str:
+        """ORDER BY the sort key, which DynamoDB serves (client_side.served), as written."""
         rendered = []
-        for clause in order_by_clauses(select):
-            element, direction = clause, ""
-            if isinstance(clause, elements.UnaryExpression) and clause.modifier in (
-                operators.asc_op,
-                operators.desc_op,
-            ):
-                element = clause.element
-                direction = " DESC" if clause.modifier is operators.desc_op else " ASC"
-            if not (
-                isinstance(element, elements.ColumnClause)
-                and keys.range_key is not None
-                and element.name == keys.range_key.name
-            ):
-                self._refuse(
-                    f"ORDER BY {getattr(element, 'name', element)}",
-                    "DynamoDB returns a partition in sort-key order only; order by the sort key "
-                    f"{keys.range_key.name if keys.range_key is not None else '(this table has none)'} "
-                    "or sort the rows in Python",
-                )
-            rendered.append(self.preparer.quote(element.name) + direction)
+        for clause in clauses:
+            modifier = getattr(clause, "modifier", None)
+            if modifier in (operators.asc_op, operators.desc_op):
+                clause = clause.element
+            direction = {operators.asc_op: " ASC", operators.desc_op: " DESC"}.get(modifier, "")
+            rendered.append(self.preparer.quote(clause.name) + direction)
         return " ORDER BY " + ", ".join(rendered)
 
     def _row_limit(self, select: Any) -> None:

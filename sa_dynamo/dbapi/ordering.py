@@ -1,0 +1,47 @@
+"""SQL's ORDER BY applied on the client, to rows the driver holds.
+
+DynamoDB sorts only one partition, and only by its sort key; rows from several partitions, from
+a batch of key reads or ordered by another attribute are sorted here. The order is SQL's as
+SQLite applies it: NULL (an absent attribute) before every value ascending and after every
+value descending, numbers before strings before binary values, strings by code point (the order
+of their UTF-8 bytes). Rows that compare equal keep the order they came in.
+
+The interface is plain on purpose: rows are tuples, and an order is a list of (column index,
+descending) pairs, the first pair the most significant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
+from typing import Any
+
+from .errors import DataError
+
+Order = Sequence[tuple[int, bool]]  # (column index in the row, descending)
+
+_NUMBERS = (bool, int, float, Decimal)
+
+
+def _sort_key(value: Any) -> tuple[int, Any]:
+    """The value's place in SQL's order: its class (NULL, number, string, binary), then itself."""
+    if value is None:
+        return (0, 0)
+    if isinstance(value, _NUMBERS):
+        return (1, value)
+    if isinstance(value, str):
+        return (2, value)
+    if isinstance(value, bytes):
+        return (3, value)
+    raise DataError(
+        f"cannot sort by a {type(value).__name__} value: ORDER BY takes numbers, strings, binary values "
+        "and booleans"
+    )
+
+
+def sort_rows(rows: Iterable[tuple], order: Order) -> list[tuple]:
+    """``rows`` sorted by ``order``; equal rows stay in the order they came."""
+    result = list(rows)
+    for index, descending in reversed(order):  # a stable sort per column, least significant first
+        result.sort(key=lambda row: _sort_key(row[index]), reverse=descending)
+    return result

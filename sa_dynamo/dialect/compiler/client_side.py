@@ -1,0 +1,189 @@
+"""What a SELECT leaves to the client: a list of full keys read as a batch of single-item
+SELECTs (PartiQL's batch get), and an ORDER BY that DynamoDB cannot serve, sorted by the driver
+(dbapi/ordering.py) once it holds every row.
+
+DynamoDB sorts one partition, by its sort key. Any other order is exact only over rows the
+client holds: a bounded set (full keys; partitions of a table without a sort key, one item each)
+is sorted without asking; a Query of one or more partitions only when the user opts in with
+``dynamodb_client_sort=<rows held at most>``; a Scan never.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.sql import elements, operators
+
+from ...plan import Plan
+from ..key_schema import KeySchema
+from .access_path import attribute_names
+from .conditions import refuse
+from .normal_form import is_column, is_on, is_partition_or
+from .predicate import predicate_of
+
+CLIENT_SORT = "dynamodb_client_sort"
+_ATTRIBUTE = re.compile(r'"(?:[^"]|"")*"')
+
+
+@dataclass(frozen=True)
+class BatchGet:
+    """A read of full keys as single-item SELECTs, 25 per BatchExecuteStatement.
+
+    ``keys`` is the IN list's expanding parameter; its values come first among the statement's
+    parameters (key conditions are rendered first). ``always`` is False for an IN over the
+    partition keys of a table without a sort key: a Query up to 50 keys, a batch beyond.
+    ``hidden`` counts the trailing columns ``statement`` projects beyond the compiled one, for
+    the filter tested on the client (``keep``, the WHERE without the key list).
+    """
+
+    statement: str
+    width: int
+    keys: str
+    always: bool
+    hidden: int
+    plan: Plan
+    keep: Any
+
+
+@dataclass(frozen=True)
+class ClientOrder:
+    """An ORDER BY the driver applies: (column index, descending) pairs over the projected
+    columns, and, for a Query, the refusal to raise unless dynamodb_client_sort is given."""
+
+    order: tuple[tuple[int, bool], ...]
+    opt_in: str
+
+
+def order_columns(select_order: tuple[Any, ...]) -> list[tuple[Any, bool]]:
+    """ORDER BY as (column, descending) pairs; anything but a plain attribute is refused."""
+    pairs = []
+    for clause in select_order:
+        element, descending = clause, False
+        if isinstance(clause, elements.UnaryExpression) and clause.modifier in (
+            operators.asc_op,
+            operators.desc_op,
+        ):
+            element, descending = clause.element, clause.modifier is operators.desc_op
+        if not (isinstance(element, elements.ColumnClause) and not element.is_literal):
+            refuse(
+                f"ORDER BY {element}",
+                "order by attributes, ascending or descending (NULLS FIRST/LAST and expressions are "
+                "not translated); sort the rows in Python",
+            )
+        pairs.append((element, descending))
+    return pairs
+
+
+def served(keys: KeySchema, terms: list[Any], pairs: list[tuple[Any, bool]], batch: bool) -> bool:
+    """Whether DynamoDB sorts it: the partition key pinned by == and only its sort key ordered."""
+    return (
+        not batch
+        and any(is_on(t, keys.hash_key, {operators.eq}) for t in terms)
+        and keys.range_key is not None
+        and all(is_column(column, keys.range_key) for column, _ in pairs)
+    )
+
+
+def client_ordering(keys: KeySchema, table_read: bool, terms: list[Any], batch: bool) -> str:
+    """For an ORDER BY the client applies: "" when the rows are a bounded set, else the
+    refusal for a Query without dynamodb_client_sort. A Scan is refused here."""
+    pinned = any(
+        is_on(t, keys.hash_key, {operators.eq, operators.in_op}) or is_partition_or(t, keys.hash_key)
+        for t in terms
+    )
+    whole_key = (
+        keys.range_key is not None
+        and any(is_on(t, keys.hash_key, {operators.eq}) for t in terms)
+        and any(is_on(t, keys.range_key, {operators.eq}) for t in terms)
+    )
+    if batch or (table_read and pinned and (keys.range_key is None or whole_key)):
+        return ""
+    sort_key = keys.range_key.name if keys.range_key is not None else None
+    exact = (
+        f"select full keys with tuple_({keys.hash_key.name}, {sort_key}).in_(keys)"
+        if sort_key
+        else f"select keys with {keys.hash_key.name}.in_(keys)"
+    )
+    if not pinned:
+        refuse(
+            "ORDER BY on a scan",
+            f"DynamoDB sorts only within a partition; {exact} (sorted on the client), or pin the "
+            f"partition key with == or in_() and pass the execution option {CLIENT_SORT}=<max rows>",
+        )
+    return (
+        "DynamoDB PartiQL cannot express this ORDER BY: DynamoDB sorts one partition (pinned by ==) by "
+        f"its sort key{f' {sort_key}' if sort_key else ''} only; pass the execution option "
+        f"{CLIENT_SORT}=<max rows> to sort up to that many rows on the client, or {exact}"
+    )
+
+
+def projected_index(inner_columns: list[str], name: str) -> int | None:
+    """Where the attribute ``name`` (quoted) is in the select list, if it is."""
+    return next((i for i, c in enumerate(inner_columns) if c == name), None)
+
+
+def plain_attributes(inner_columns: list[str]) -> bool:
+    """Whether the select list names whole attributes only: a batch read returns a path inside
+    a document nested in its attribute, not under the path's result key."""
+    return all(_ATTRIBUTE.fullmatch(c) for c in inner_columns)
+
+
+class ClientSideCompiler:
+    """The compiler's part in reads finished on the client (a mixin of DynamoDBCompiler, which
+    holds the state these read: the WHERE's terms, its key term, the key list's columns)."""
+
+    def _key_list(self, term: Any, **kw: Any) -> str:
+        """``tuple_(pk, sk).in_(keys)``, shown as the IN it is (explain, the compiled text) and
+        executed as a batch of single-item SELECTs, one per key (BatchGet)."""
+        text = self._in(term, **kw)
+        values = term.right.element if isinstance(term.right, elements.Grouping) else term.right
+        self._partition_key_list = self.bind_names.get(values)
+        self.dynamodb_key_parameters[self._partition_key_list] = ", ".join(
+            c.name for c in self._key_list_columns
+        )
+        return text
+
+    def _client_order(
+        self, keys: KeySchema, table_read: bool, terms: list[Any], key_list: bool, pairs: list, columns: list
+    ) -> list[str]:
+        """Record an ORDER BY the driver applies (client_side.py); the select list with the
+        ordered attributes it lacks appended, read but not returned."""
+        opt_in = client_ordering(keys, table_read, terms, key_list)
+        order = []
+        for column, descending in pairs:
+            name = self.preparer.quote(column.name)
+            position = projected_index(columns, name)
+            if position is None:
+                columns, position = [*columns, name], len(columns)
+                self.dynamodb_hidden_columns += 1
+            order.append((position, descending))
+        self.dynamodb_client_order = ClientOrder(tuple(order), opt_in)
+        return columns
+
+    def _batch_get(self, table: str, source: str, keys: KeySchema, columns: list[str]) -> BatchGet | None:
+        """The batch of single-item SELECTs that reads a key list: a batch SELECT takes no filter,
+        so the rest of the WHERE is tested on the client, on attributes projected for it."""
+        always = bool(self._key_list_columns)
+        rest = [t for t in self._terms if t is not self._key_term]
+        keep = predicate_of(rest) if rest else None
+        if self.dynamodb_count is not None or not plain_attributes(columns) or (rest and keep is None):
+            if always:
+                self._refuse(
+                    "COUNT, a JSON path or this filter beside tuple_(...).in_()",
+                    "select whole attributes, and count or filter the rows in Python",
+                )
+            return None  # a Query of at most 50 keys, as before
+        filtered = [
+            name
+            for name in map(self.preparer.quote, sorted(attribute_names(rest)))
+            if projected_index(columns, name) is None
+        ]
+        key_columns = self._key_list_columns or [keys.hash_key]
+        key_condition = " AND ".join(f"{self.preparer.quote(c.name)} = ?" for c in key_columns)
+        statement = f"SELECT {', '.join([*columns, *filtered])} FROM {source} WHERE {key_condition}"
+        plan = Plan("BatchGetItem", table, None, key_condition, self._filter)
+        return BatchGet(
+            statement, len(key_columns), self._partition_key_list, always, len(filtered), plan, keep
+        )
