@@ -150,8 +150,8 @@ class Lockstep:
 
 def scan_refusal(table: str) -> str:
     return (
-        f"this statement scans the whole table {table!r}: no = or IN condition on its partition key "
-        "'id'. Add an equality (== or .in_()) on the partition key to the WHERE, or pass "
+        f"this statement scans the whole table {table!r}: the WHERE has no equality (= or IN) on its "
+        "partition key 'id'. Add an equality (== or .in_()) on the partition key to the WHERE, or pass "
         "dynamodb_scan='allow' (an execution option or a create_engine keyword) if reading every "
         "item is what you want"
     )
@@ -359,8 +359,9 @@ def test_orm_quick_start(engines: tuple[Engine, Engine], operations: list[str]) 
 
 def order_by_refusal() -> str:
     return (
-        "DynamoDB PartiQL cannot express ORDER BY without partition-key equality: add id == value to "
-        "the WHERE clause, or sort the rows in Python"
+        "DynamoDB PartiQL cannot express ORDER BY on a scan: DynamoDB sorts only within a partition; "
+        "select keys with id.in_(keys) (sorted on the client), or read the rows with "
+        "dynamodb_scan='allow' and sort them in Python"
     )
 
 

@@ -107,10 +107,15 @@ def client_ordering(keys: KeySchema, table_read: bool, terms: list[Any], batch: 
         else f"select keys with {keys.hash_key.name}.in_(keys)"
     )
     if not pinned:
+        partitions = (
+            f", pin the partition key with == or in_() and pass the execution option {CLIENT_SORT}=<max rows>"
+            if sort_key
+            else ""
+        )
         refuse(
             "ORDER BY on a scan",
-            f"DynamoDB sorts only within a partition; {exact} (sorted on the client), or pin the "
-            f"partition key with == or in_() and pass the execution option {CLIENT_SORT}=<max rows>",
+            f"DynamoDB sorts only within a partition; {exact} (sorted on the client){partitions}, "
+            "or read the rows with dynamodb_scan='allow' and sort them in Python",
         )
     return (
         "DynamoDB PartiQL cannot express this ORDER BY: DynamoDB sorts one partition (pinned by ==) by "
