@@ -37,10 +37,6 @@ def _sql_text_of(statement: Any) -> tuple[TextClause | None, dict[str, Any]]:
     return None, {}
 
 
-def _absent(template: Any, params: Any) -> frozenset[int]:
-    return frozenset(i for i in range(len(template.entries)) if params[i] is None)
-
-
 def _without(params: Any, absent: frozenset[int]) -> list[Any]:
     return [v for i, v in enumerate(params) if i not in absent]
 
@@ -241,7 +237,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         if template is not None:
             groups: dict[frozenset[int], list] = defaultdict(list)
             for params in self.parameters:
-                groups[_absent(template, params)].append(params)
+                groups[template.absent_entries(params)].append(params)
             if len(groups) > 1:
                 self.dynamodb_groups = [
                     (template.render(a), [_without(p, a) for p in rows]) for a, rows in groups.items()

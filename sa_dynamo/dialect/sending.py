@@ -12,7 +12,6 @@ from typing import Any
 from sqlalchemy.exc import DBAPIError
 
 from .. import dbapi as dynamo_dbapi
-from .execution import _absent
 from .write_rules import table_rules
 
 log = logging.getLogger("sa_dynamo")
@@ -68,7 +67,7 @@ def _in_order(context: Any, parameters: Any, groups: list[tuple[str, list]]) -> 
     The execution context grouped the rows by the attributes they leave absent, each group in
     the order its first row came, each group's rows in their order."""
     template = context.compiled.dynamodb_template
-    absent = [_absent(template, row) for row in parameters]
+    absent = [template.absent_entries(row) for row in parameters]
     first_seen = list(dict.fromkeys(absent))
     rows = {key: iter(group_rows) for key, (_, group_rows) in zip(first_seen, groups, strict=True)}
     statements = {key: sent for key, (sent, _) in zip(first_seen, groups, strict=True)}

@@ -4,7 +4,7 @@ limits, NOT IN as a chain of <>, and INSERT/UPDATE templates that leave None att
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sqlalchemy.exc import CompileError
 
@@ -54,6 +54,10 @@ class DMLTemplate(NamedTuple):
     head: str
     entries: tuple[_Entry, ...]
     tail: str
+
+    def absent_entries(self, params: Any) -> frozenset[int]:
+        """The entries whose value in ``params`` (the statement's positional values) is None."""
+        return frozenset(i for i in range(len(self.entries)) if params[i] is None)
 
     def render(self, absent: frozenset[int] = frozenset()) -> str:
         if self.kind == "INSERT":
