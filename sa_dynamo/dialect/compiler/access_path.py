@@ -12,7 +12,7 @@ from sqlalchemy.sql.schema import Index, Table
 from ...constructs import forced_index
 from ...sqlalchemy_private import order_by_clauses, where_criteria
 from ..key_schema import KeySchema, index_key_schema, key_schema, projects, unprojected
-from .normal_form import is_on, is_partition_or, terms_of
+from .normal_form import is_on, is_partition_or
 
 RANGE_KEY_OPERATORS = {
     operators.eq,
@@ -36,16 +36,17 @@ def _attribute_names(clauses: list[Any]) -> set[str]:
     }
 
 
-def access_path(table: Table, select: Any, compile_state: Any) -> tuple[Index | None, KeySchema, str]:
+def access_path(
+    table: Table, select: Any, compile_state: Any, terms: list[Any]
+) -> tuple[Index | None, KeySchema, str]:
     """The table, or the secondary index that can serve the query with a key condition, and
-    why an index whose key the query pins was passed over.
+    why an index whose key the query pins was passed over. ``terms``: the WHERE's (terms_of).
 
     An index is chosen when the WHERE pins its partition key (and, for a local index, has a
     condition on its sort key that the table's sort key lacks) and it projects every
     attribute the statement reads.
     """
     keys = key_schema(table)
-    terms = terms_of(where_criteria(select))
     hash_ops = {operators.eq, operators.in_op}
     needed = _attribute_names([*select.selected_columns, *where_criteria(select), *order_by_clauses(select)])
     # the ORM's statement (its options) is the compile state's select_statement

@@ -108,19 +108,18 @@ class DynamoDBCompiler(ConditionCompiler):
             "selectinload(), never joinedload/subqueryload)",
         )
 
-    def _where_terms(self, criteria: Any) -> list[Any]:
+    def _where_terms(self, terms: list[Any]) -> list[Any]:
         """The WHERE's terms with constant TRUE dropped; a constant FALSE means no row can match."""
-        terms = terms_of(criteria)
         if any(isinstance(t, elements.False_) for t in terms):
             self.dynamodb_always_empty = True
         return [t for t in terms if not isinstance(t, (elements.True_, elements.False_))]
 
     def _where(
-        self, keys: KeySchema, criteria: Any, full_key: str | None = None, table_hash: Any = None, **kw: Any
+        self, keys: KeySchema, terms: list, full_key: str | None = None, table_hash: Any = None, **kw: Any
     ) -> str:
-        """WHERE text (see _render_where), and the same WHERE as a Python predicate, built after
-        the text so that a refused construct is refused in the compiler's words."""
-        terms = self._where_terms(criteria)
+        """WHERE text of its terms (terms_of; see _render_where), and the same WHERE as a Python
+        predicate, built after the text so that a refused construct is refused in the compiler's words."""
+        terms = self._where_terms(terms)
         text = self._render_where(keys, terms, full_key, table_hash, **kw)
         self.dynamodb_predicate = (
             (lambda item, values: False) if self.dynamodb_always_empty else predicate_of(terms)
@@ -266,24 +265,26 @@ class DynamoDBCompiler(ConditionCompiler):
                 c.replace(COUNT_ROWS, self.preparer.quote(key_schema(table).hash_key.name))
                 for c in inner_columns
             ]
-        index, keys, reason = access_path(table, select, compile_state)
+        table_keys = key_schema(table)
+        criteria = where_criteria(select)
+        terms = terms_of(criteria)  # once: the access path, ORDER BY and WHERE all read them
+        index, keys, reason = access_path(table, select, compile_state, terms)
         source = self.preparer.format_table(table)
         if index is not None:
             source += "." + self.preparer.quote_identifier(index.name)
             self.dynamodb_global_index = not index.dialect_options["dynamodb"]["local"]
-        order_by = self._order_by(keys, select, **kwargs) if order_by_clauses(select) else ""
+        order_by = self._order_by(keys, select, terms, **kwargs) if order_by_clauses(select) else ""
         self._ordered = bool(order_by)
-        hash_key = self.preparer.quote(key_schema(table).hash_key.name)
+        hash_key = self.preparer.quote(table_keys.hash_key.name)
         if order_by.endswith(" DESC") and not {hash_key, "*"} & set(inner_columns):
             # DynamoDB Local fails ORDER BY ... DESC unless the partition key is projected; it
             # is read but not returned (partiql-reference.md §5).
             inner_columns = [*inner_columns, hash_key]
             self.dynamodb_hidden_columns = 1
         text += ", ".join(inner_columns) + " FROM " + source
-        table_hash = key_schema(table).hash_key if self.dynamodb_global_index else None
-        criteria = where_criteria(select)
+        table_hash = table_keys.hash_key if self.dynamodb_global_index else None
         if criteria:
-            where = self._where(keys, criteria, table_hash=table_hash, **kwargs)
+            where = self._where(keys, terms, table_hash=table_hash, **kwargs)
             if where:
                 text += " WHERE " + where
         else:
@@ -308,8 +309,7 @@ class DynamoDBCompiler(ConditionCompiler):
             self._row_limit(select)
         return text
 
-    def _order_by(self, keys: KeySchema, select: Any, **kw: Any) -> str:
-        terms = terms_of(where_criteria(select))
+    def _order_by(self, keys: KeySchema, select: Any, terms: list[Any], **kw: Any) -> str:
         if not any(is_on(t, keys.hash_key, {operators.eq}) for t in terms):
             self._refuse(
                 "ORDER BY without partition-key equality",
@@ -405,14 +405,14 @@ class DynamoDBCompiler(ConditionCompiler):
                     f"an UPDATE of the key attribute {entry.attribute}",
                     "DynamoDB keys are immutable; delete the item and insert it under the new key",
                 )
-        where = self._where(key_schema(table), where_criteria(stmt), full_key="UPDATE", **kw)
+        where = self._where(key_schema(table), terms_of(where_criteria(stmt)), full_key="UPDATE", **kw)
         self.dynamodb_plan = Plan("UpdateItem", table.name, None, self._key_condition, self._filter)
         head = "UPDATE " + self.preparer.format_table(table)
         return self._render_with_binds(DMLTemplate("UPDATE", head, entries, " WHERE " + where))
 
     def visit_delete(self, delete_stmt, visiting_cte=None, **kw):
         stmt, _compile_state, table = self._dml_setup(delete_stmt, "isdelete", **kw)
-        where = self._where(key_schema(table), where_criteria(stmt), full_key="DELETE", **kw)
+        where = self._where(key_schema(table), terms_of(where_criteria(stmt)), full_key="DELETE", **kw)
         self.dynamodb_plan = Plan("DeleteItem", table.name, None, self._key_condition, self._filter)
         self.stack.pop(-1)
         # A DELETE of a missing item succeeds silently; the old item tells whether one was deleted.
