@@ -1,8 +1,6 @@
-"""DynamoDB Local manager: obtain the pinned emulator, start it on a free loopback port, stop it.
+"""DynamoDB Local manager: start the pinned emulator (local_install.py obtains it) on a free
+loopback port, and stop it.
 
-DynamoDB Local ships inside the npm package ``amplify-dynamodb-simulator``; we fetch that package
-with the ordinary npm client, verify the jar's checksum and cache the emulator outside any
-repository. ``SA_DYNAMO_LOCAL_DIR`` points at an existing DynamoDB Local directory instead.
 The server is launched through a small Java class of ours that binds its HTTP connector to
 127.0.0.1 only (the stock launcher listens on every interface) and, for a server that belongs to
 this process, exits when this process dies, however it dies.
@@ -12,50 +10,61 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import hashlib
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
-import tarfile
 import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from .exc import LocalError
+from .local_install import (
+    DYNAMODB_LOCAL_VERSION,
+    ENV_DIR,
+    JAR_SHA256,
+    LAUNCHER,
+    NPM_PACKAGE,
+    NPM_VERSION,
+    cache_dir,
+    cache_lock,
+    classpath,
+    install,
+    java,
+    launcher,
+)
 
-try:
-    import fcntl
-except ImportError:  # Windows: no advisory locks, concurrent installs and starts are not serialised
-    fcntl = None
+__all__ = [  # with what local_install.py holds, so that one module serves the CLI, tests and docs
+    "DYNAMODB_LOCAL_VERSION",
+    "ENV_DIR",
+    "ENV_ENDPOINT",
+    "JAR_SHA256",
+    "LOOPBACK",
+    "NPM_PACKAGE",
+    "NPM_VERSION",
+    "LocalDynamoDB",
+    "LocalError",
+    "cache_dir",
+    "free_port",
+    "install",
+    "launcher",
+    "start",
+    "start_detached",
+    "status",
+    "stop_detached",
+]
 
-NPM_PACKAGE = "amplify-dynamodb-simulator"
-NPM_VERSION = "2.9.30"
-JAR_SHA256 = "454305e9bc3e6ebcca5b62569869e31563b8d7e346474e94557b2600702146c7"
-DYNAMODB_LOCAL_VERSION = "1.25.1"
-ENV_DIR = "SA_DYNAMO_LOCAL_DIR"
 # A running DynamoDB Local that `dynamodb+local://` should use instead of starting its own.
 ENV_ENDPOINT = "SA_DYNAMO_LOCAL_ENDPOINT"
 LOOPBACK = "127.0.0.1"
-_LAUNCHER = Path(__file__).with_name("LoopbackDynamoDBLocal.java")
-# The launcher class runs on Java 11 or newer, whichever JDK compiled it.
-_LAUNCHER_RELEASE = "11"
 _STATE_FILE = "sa-dynamo-local.json"
 _LOG_FILE = "sa-dynamo-local.log"
 # The readiness probe must reach the server itself, not an HTTP proxy from the environment.
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def cache_dir() -> Path:
-    """Where the emulator is cached: the user cache directory, never the repository."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "sa_dynamo"
 
 
 def _log_path() -> Path:
@@ -65,85 +74,6 @@ def _log_path() -> Path:
 def _resolve(data_dir: str | os.PathLike) -> Path:
     # Resolved by the caller: the server runs with its own directory as working directory.
     return Path(data_dir).expanduser().resolve()
-
-
-@contextlib.contextmanager
-def _locked(name: str) -> Iterator[None]:
-    """Hold an exclusive lock in the cache directory: two shells or test workers may install or
-    start at the same moment."""
-    path = cache_dir() / f"{name}.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as handle:
-        if fcntl is not None:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _is_complete(directory: Path) -> bool:
-    return (directory / "DynamoDBLocal.jar").is_file() and (directory / "DynamoDBLocal_lib").is_dir()
-
-
-def install(force: bool = False) -> Path:
-    """Return the DynamoDB Local directory, fetching and verifying it on first use."""
-    override = os.environ.get(ENV_DIR)
-    if override:
-        directory = Path(override).expanduser()
-        if not _is_complete(directory):
-            raise LocalError(
-                f"{ENV_DIR}={override} does not contain DynamoDBLocal.jar and DynamoDBLocal_lib/; "
-                f"point it at an unpacked DynamoDB Local or unset it to let sa_dynamo fetch one"
-            )
-        return directory
-    target = cache_dir() / f"dynamodb-local-{DYNAMODB_LOCAL_VERSION}"
-    with _locked("install"):
-        if not force and _is_complete(target) and _sha256(target / "DynamoDBLocal.jar") == JAR_SHA256:
-            return target
-        _fetch(target)
-    return target
-
-
-def _fetch(target: Path) -> None:
-    npm = shutil.which("npm")
-    if npm is None:
-        raise LocalError(
-            "npm is needed once to fetch DynamoDB Local: install Node.js/npm, or set "
-            f"{ENV_DIR} to an unpacked DynamoDB Local directory"
-        )
-    spec = f"{NPM_PACKAGE}@{NPM_VERSION}"
-    # Unpacked next to the target, so the final rename stays on one file system.
-    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-        done = subprocess.run(
-            [npm, "pack", spec, "--pack-destination", tmp, "--silent"],
-            capture_output=True,
-            text=True,
-            cwd=tmp,
-        )
-        tgz = next(Path(tmp).glob("*.tgz"), None)
-        if done.returncode != 0 or tgz is None:
-            raise LocalError(f"`npm pack {spec}` failed: {done.stderr.strip()[-800:] or 'no tarball'}")
-        unpacked = Path(tmp) / "unpacked"
-        with tarfile.open(tgz) as archive:
-            members = [m for m in archive.getmembers() if m.name.startswith("package/emulator/")]
-            archive.extractall(unpacked, members=members, filter="data")
-        emulator = unpacked / "package" / "emulator"
-        jar = emulator / "DynamoDBLocal.jar"
-        actual = _sha256(jar) if jar.is_file() else "(no DynamoDBLocal.jar)"
-        if actual != JAR_SHA256:
-            raise LocalError(
-                f"DynamoDBLocal.jar from {spec} has sha256 {actual}, expected {JAR_SHA256}; "
-                "refusing to run it (clear the npm cache and retry, or report it)"
-            )
-        if target.exists():
-            shutil.rmtree(target)
-        emulator.rename(target)
 
 
 def _claim(port: int) -> int:
@@ -226,7 +156,7 @@ def _is_server(pid: int, port: int) -> bool:
     else:
         ps = ["ps", "-ww", "-o", "args=", "-p", str(pid)]
         command = subprocess.run(ps, capture_output=True, text=True).stdout
-    return f"{_LAUNCHER.stem} -port {port} " in command
+    return f"{LAUNCHER.stem} -port {port} " in command
 
 
 def _terminate_pid(pid: int, port: int) -> None:
@@ -241,60 +171,6 @@ def _terminate_pid(pid: int, port: int) -> None:
             time.sleep(0.1)
 
 
-def _java() -> str:
-    java = shutil.which("java")
-    if java is None:
-        raise LocalError(
-            "Java 17 or newer is needed to run DynamoDB Local: install a JRE (e.g. openjdk-17-jre)"
-        )
-    return java
-
-
-def _classpath(home: Path, *directories: Path) -> str:
-    jars = [home / "DynamoDBLocal.jar", home / "DynamoDBLocal_lib" / "*"]
-    return os.pathsep.join(str(entry) for entry in [*directories, *jars])
-
-
-def launcher(home: Path) -> Path:
-    """The directory holding our compiled launcher class, compiled against ``home`` on first use.
-
-    Compiled once and cached, not run in source-file mode: that mode needs the jdk.compiler
-    module, which Java runtime images (JRE containers, jlink builds) often lack, whereas the
-    compiled class runs on any of them."""
-    source = _LAUNCHER.read_bytes()
-    directory = cache_dir() / f"launcher-{hashlib.sha256(source).hexdigest()[:16]}"
-    with _locked("launcher"):
-        if (directory / f"{_LAUNCHER.stem}.class").is_file():
-            return directory
-        javac = shutil.which("javac")
-        # Without javac, the runtime may still hold the compiler as a module (Debian's JREs do).
-        compiler = [javac] if javac else [_java(), "--module", "jdk.compiler/com.sun.tools.javac.Main"]
-        with tempfile.TemporaryDirectory(dir=cache_dir()) as tmp:
-            classes = Path(tmp) / "classes"
-            options = ["--release", _LAUNCHER_RELEASE, "-cp", _classpath(home), "-d", str(classes)]
-            # The JVM reports a missing module on stdout, javac its errors on stderr.
-            done = subprocess.run(
-                [*compiler, *options, str(_LAUNCHER)],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
-            if done.returncode != 0 and javac is None and "Module jdk.compiler not found" in done.stdout:
-                raise LocalError(
-                    f"{compiler[0]} cannot compile sa_dynamo's DynamoDB Local launcher: this Java "
-                    "runtime has no jdk.compiler module and no javac is on PATH. Install a JDK once "
-                    "(e.g. openjdk-17-jdk-headless) or put its javac on PATH, and run "
-                    f"`sa-dynamo local install`: the compiled launcher is cached in {cache_dir()} "
-                    "and then runs on this runtime"
-                )
-            if done.returncode != 0:
-                raise LocalError(f"compiling {_LAUNCHER.name} failed:\n{done.stdout.strip()[-2000:]}")
-            if directory.exists():
-                shutil.rmtree(directory)
-            classes.rename(directory)
-    return directory
-
-
 def _launch(
     port: int | None,
     data_dir: str | os.PathLike | None,
@@ -305,18 +181,18 @@ def _launch(
     session, so closing the terminal or ending the caller's process group leaves it running.
     Otherwise it is tied to this process through a pipe on its stdin, whose end the kernel
     closes when this process dies, even by SIGKILL, which no atexit handler survives."""
-    java = _java()
+    runtime = java()
     home = install()
     classes = launcher(home)
     port = _claim(port or 0)
     detached = log_file is not None
     args = [
-        java,
+        runtime,
         f"-Djava.library.path={home / 'DynamoDBLocal_lib'}",
         *([] if detached else ["-Dsa_dynamo.exitWithStdin=true"]),
         "-cp",
-        _classpath(home, classes),
-        _LAUNCHER.stem,
+        classpath(home, classes),
+        LAUNCHER.stem,
         "-port",
         str(port),
         "-disableTelemetry",
@@ -399,7 +275,7 @@ def _recorded() -> LocalDynamoDB | None:
 def start_detached(port: int | None = None, data_dir: str | os.PathLike | None = None) -> LocalDynamoDB:
     """Start a server that outlives this process (for `sa-dynamo local start`); if one is already
     running with these settings, return it."""
-    with _locked("server"):
+    with cache_lock("server"):
         running = _recorded()
         if running is not None and _answers(running.endpoint_url):
             wanted = _resolve(data_dir) if data_dir is not None else running.data_dir
@@ -431,7 +307,7 @@ def status() -> LocalDynamoDB | None:
 
 def stop_detached() -> bool:
     """Stop the server started by `sa-dynamo local start`; False if none was running."""
-    with _locked("server"):
+    with cache_lock("server"):
         server = _recorded()
         if server is None:
             return False

@@ -41,15 +41,11 @@ def _sql_text_of(statement: Any) -> tuple[TextClause | None, dict[str, Any]]:
     return None, {}
 
 
-def _absent(template: Any, params: Any) -> frozenset[int]:
-    return frozenset(i for i in range(len(template.entries)) if params[i] is None)
-
-
 def row_shape(template: Any, params: Any) -> tuple[tuple[Any, frozenset[int]], Any]:
     """A row's group: (the template with its attribute bag expanded, or None without a bag; the
     entries it leaves absent), and its values for that template."""
     shaped, values = template.with_bag(params) if template.bag is not None else (None, params)
-    return (shaped, _absent(shaped or template, values)), values
+    return (shaped, (shaped or template).absent_entries(values)), values
 
 
 def _without(params: Any, absent: frozenset[int]) -> list[Any]:

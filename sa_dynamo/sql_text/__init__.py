@@ -1,12 +1,9 @@
 """SQL text (``text()``, ``exec_driver_sql``, ``pandas.read_sql``) -> a Core statement -> the one
-compiler.
+compiler, so that SQL text gets the same PartiQL, plan, index choice, limits and refusals as Core.
 
-sqlglot parses the text (parser.py); to_core.py and expressions.py build the Core statement it
-means against the Table that reflecting the table gives (its live key schema and indexes, read
-once per table);
-the dialect's compiler compiles it as it compiles any statement, so SQL text gets the same
-PartiQL, plan, index choice, limits and refusals by construction. The translation is cached per
-SQL text and key schema.
+sqlglot parses the text (parser.py); to_core.py and expressions.py build the Core statement against
+the Table reflected from the live key schema and indexes (read once per table). Translations are
+cached per SQL text and key schema.
 """
 
 from __future__ import annotations
@@ -15,7 +12,6 @@ import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from functools import lru_cache
 from typing import Any, NamedTuple
 
 from sqlalchemy import Table
@@ -23,7 +19,7 @@ from sqlalchemy.exc import CompileError
 
 from ..exc import TranslationError
 from .expressions import Argument
-from .parser import Parsed, parse
+from .parser import parse
 from .to_core import Builder
 
 __all__ = ["Translated", "TranslationError", "Translator"]
@@ -52,11 +48,6 @@ class Translated(NamedTuple):
                     values[name] = argument.value(row)
             filled.append(values)
         return filled
-
-
-@lru_cache(maxsize=_CACHE_SIZE)
-def _parsed(sql: str) -> Parsed:
-    return parse(sql)
 
 
 class Translator:
@@ -89,8 +80,7 @@ class Translator:
             tuple((n, repr(b.type), b.expanding) for n, b in sorted(binds.items())),
             tuple((n, repr(t)) for n, t in sorted(result_types.items())),
         )
-        translated = self._translations.get(key)
-        if translated is not None:
+        if (translated := self._translations.get(key)) is not None:
             return translated
 
         def described(name: str) -> Table:
@@ -98,14 +88,15 @@ class Translator:
                 self._tables[name] = reflect(name)
             return self._tables[name]
 
-        core = Builder(_parsed(sql), described, binds, result_types).build()
+        builder = Builder(parse(sql), described, binds, result_types)
+        statement = builder.build()
         try:
-            compiled = self._compile(core.statement)
+            compiled = self._compile(statement)
         except TranslationError:
             raise
         except CompileError as error:
             raise TranslationError(str(error)) from error
-        translated = Translated(core.statement, compiled, core.arguments)
+        translated = Translated(statement, compiled, builder.arguments)
         with self._lock:
             self._translations[key] = translated
             if len(self._translations) > _CACHE_SIZE:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import NamedTuple
 
 from sqlglot import exp, parser, tokens
 from sqlglot.errors import SqlglotError
@@ -14,14 +13,12 @@ from ..exc import TranslationError
 from ..limits import FUNCTIONS
 
 _ANSI = re.compile("\x1b\\[[0-9;]*m")
-
-
-PLACEHOLDER_START = "start"  # meta key of a ``?``: where it stands in the text
+PLACEHOLDER_INDEX = "index"  # meta key of a ``?``: its place among the text's parameters
 
 
 class _Parser(parser.Parser):
     """sqlglot's parser plus what PartiQL adds: several SET/REMOVE clauses in UPDATE,
-    ``RETURNING ALL OLD *``, and ``?`` placeholders that remember where they stand in the text
+    ``RETURNING ALL OLD *``, and ``?`` placeholders that know their place among the parameters
     (parameters are positional, and sqlglot's tree does not keep source order)."""
 
     # DynamoDB's functions stay anonymous calls under their own names.
@@ -31,9 +28,14 @@ class _Parser(parser.Parser):
         TokenType.PLACEHOLDER: lambda self: self._positional_placeholder(),
     }
 
+    def parse(self, raw_tokens: list[tokens.Token], sql: str) -> list[exp.Expression | None]:
+        starts = [token.start for token in raw_tokens if token.token_type is TokenType.PLACEHOLDER]
+        self._placeholders = {start: index for index, start in enumerate(starts)}
+        return super().parse(raw_tokens, sql)
+
     def _positional_placeholder(self) -> exp.Placeholder:
         placeholder = exp.Placeholder()
-        placeholder.meta[PLACEHOLDER_START] = self._prev.start
+        placeholder.meta[PLACEHOLDER_INDEX] = self._placeholders[self._prev.start]
         return placeholder
 
     def _parse_update(self) -> exp.Update:
@@ -68,14 +70,7 @@ class _Parser(parser.Parser):
         return super()._parse_returning()
 
 
-class Parsed(NamedTuple):
-    """One statement's tree, and the source order of its ``?`` placeholders (by start offset)."""
-
-    statement: exp.Expression
-    positions: dict[int, int]  # start offset of a ``?`` -> its index among the parameters
-
-
-def parse(sql: str) -> Parsed:
+def parse(sql: str) -> exp.Expression:
     """The one statement in ``sql``; a TranslationError for text that is not one statement."""
     if "\x00" in sql:
         raise TranslationError(
@@ -89,5 +84,4 @@ def parse(sql: str) -> Parsed:
     if len(statements) != 1:
         what = "more than one statement" if statements else "an empty statement"
         raise TranslationError(f"DynamoDB PartiQL cannot express {what}: execute one statement at a time")
-    starts = [token.start for token in raw if token.token_type is TokenType.PLACEHOLDER]
-    return Parsed(statements[0], {start: index for index, start in enumerate(starts)})
+    return statements[0]

@@ -9,61 +9,42 @@ compiler refuses with its own words.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
-from sqlalchemy import (
-    MetaData,
-    Table,
-    bindparam,
-    delete,
-    insert,
-    literal_column,
-    select,
-    table,
-    true,
-    type_coerce,
-    union,
-    update,
-)
-from sqlalchemy.sql.elements import BindParameter
+import sqlalchemy as sa
 from sqlalchemy.types import NullType
 from sqlglot import exp
 
 from ..constructs import use_index
-from .expressions import Argument, Column, Expressions, refuse
-from .parser import Parsed
+from .expressions import Expressions, _subquery, refuse
 
-
-class CoreStatement(NamedTuple):
-    statement: Any  # a Core select/insert/update/delete
-    arguments: dict[str, Argument]  # bind parameter name -> where its value comes from
-
-
-_SELECT_CLAUSES = (
-    "expressions",
-    "from_",
-    "where",
-    "order",
-    "limit",
-    "offset",
-    "group",
-    "having",
-    "distinct",
-    "joins",
-    "locks",
-    "with_",
-)
+_MULTI_TABLE = ("a multi-table UPDATE/DELETE", "update or delete each item by its key")
 # Clauses sqlglot parses that no Core statement has, with the compiler's words for the nearest.
-_CLAUSES = {
-    "from": ("a multi-table UPDATE/DELETE", "update or delete each item by its key"),
-    "using": ("a multi-table UPDATE/DELETE", "update or delete each item by its key"),
-    "tables": ("a multi-table UPDATE/DELETE", "update or delete each item by its key"),
+_REFUSED = {
+    "from": _MULTI_TABLE,
+    "using": _MULTI_TABLE,
+    "tables": _MULTI_TABLE,
     "conflict": (
         "INSERT ... ON CONFLICT",
         "INSERT fails on an existing key; use sa_dynamo.upsert() to overwrite",
     ),
     "laterals": ("LATERAL", "query one table"),
+    "with": ("a common table expression (WITH)", "run the inner query separately"),
 }
+# Each clause built onto a statement, in this order: (Builder, statement, clause) -> statement.
+_CLAUSES: dict[str, Callable[[Any, Any, Any], Any]] = {
+    "where": lambda self, statement, node: statement.where(self._condition(node.this)),
+    "group": lambda self, statement, node: statement.group_by(*map(self._value, node.expressions)),
+    "having": lambda self, statement, node: statement.having(self._condition(node.this)),
+    "distinct": lambda self, statement, node: statement.distinct(),
+    "locks": lambda self, statement, node: statement.with_for_update(),
+    "order": lambda self, statement, node: statement.order_by(*map(self._ordered, node.expressions)),
+    "limit": lambda self, statement, node: statement.limit(self._value(node.expression)),
+    "offset": lambda self, statement, node: statement.offset(self._value(node.expression)),
+    # Only its presence counts: the compiler refuses RETURNING on INSERT and UPDATE.
+    "returning": lambda self, statement, node: statement.returning(*self._table.primary_key.columns),
+}
+_SELECT_CLAUSES = ("where", "group", "having", "distinct", "locks", "order", "limit", "offset")
 
 
 def _check_clauses(node: exp.Expression, *handled: str) -> None:
@@ -71,41 +52,33 @@ def _check_clauses(node: exp.Expression, *handled: str) -> None:
     for key, value in node.args.items():
         if value and key not in handled:
             name = key.rstrip("_")
-            what, instead = _CLAUSES.get(name, (f"the clause {name.upper()}", "remove it"))
-            refuse(what, instead)
+            refuse(*_REFUSED.get(name, (f"the clause {name.upper()}", "remove it")))
 
 
 class Builder(Expressions):
     """Builds one statement. ``described(name)`` gives the Table the table's live key schema and
     indexes make; ``result_types`` the column types text().columns() gave the result."""
 
-    def __init__(
-        self,
-        parsed: Parsed,
-        described: Callable[[str], Table],
-        binds: Mapping[str, BindParameter] | None = None,
-        result_types: Mapping[str, Any] | None = None,
-    ):
-        super().__init__(parsed, binds)
-        self._parsed = parsed
+    def __init__(self, statement: exp.Expression, described: Callable, binds: Mapping, result_types: Mapping):
+        super().__init__(statement, binds)
         self._described = described
-        self._result_types = result_types or {}
+        self._result_types = result_types
 
-    def build(self) -> CoreStatement:
-        node = self._parsed.statement
-        if isinstance(node, exp.Select):
-            statement = self._select(node)
-        elif isinstance(node, exp.SetOperation):
-            statement = union(self._select(node.this), self._select(node.expression))
-        elif isinstance(node, exp.Insert):
-            statement = self._insert(node)
-        elif isinstance(node, exp.Update):
-            statement = self._update(node)
-        elif isinstance(node, exp.Delete):
-            statement = self._delete(node)
-        else:
-            refuse(f"the statement {node.sql()}", "send SELECT, INSERT, UPDATE or DELETE")
-        return CoreStatement(statement, self.arguments)
+    def build(self) -> Any:
+        """The Core statement; ``arguments`` then say where its parameters' values come from."""
+        node = self._statement
+        if isinstance(node, exp.SetOperation):
+            return sa.union(self._select(node.this), self._select(node.expression))
+        if isinstance(node, (exp.Select, exp.Insert, exp.Update, exp.Delete)):
+            return getattr(self, f"_{node.key}")(node)  # _select, _insert, _update or _delete
+        refuse(f"the statement {node.sql()}", "send SELECT, INSERT, UPDATE or DELETE")
+
+    def _with(self, statement: Any, node: exp.Expression, *clauses: str) -> Any:
+        """``statement`` with those of ``clauses`` that ``node`` has built on."""
+        for key, build in _CLAUSES.items():
+            if key in clauses and node.args.get(key):
+                statement = build(self, statement, node.args[key])
+        return statement
 
     def _source(self, node: exp.Expression | None, writing: bool) -> str | None:
         """Make the statement's table current; the index a SELECT names (``"t"."gsi1"``)."""
@@ -122,130 +95,92 @@ class Builder(Expressions):
             refuse(f"a write to the index {name}.{index}", "write to the table itself")
         # a copy of its own, which the statement's other attributes join; untyped, so that values
         # go to the driver as given, as with exec_driver_sql before (begins_with takes % literally)
-        self._table = self._described(name).to_metadata(MetaData())
+        self._table = self._described(name).to_metadata(sa.MetaData())
         for column in self._table.c:
             column.type = NullType()
         return index
 
-    # -- statements ------------------------------------------------------------------------
-
-    def _select(self, node: exp.Select) -> Any:
+    def _select(self, node: exp.Expression) -> Any:
         if not isinstance(node, exp.Select):
-            return self._subquery()
-        _check_clauses(node, *_SELECT_CLAUSES)
-        if node.args.get("with_"):
-            refuse("a common table expression (WITH)", "run the inner query separately")
+            return _subquery()
+        _check_clauses(node, "expressions", "from_", "joins", *_SELECT_CLAUSES)
         source = node.args.get("from_")
         index = self._source(source.this if source is not None else None, writing=False)
-        statement = select(*(self._selected(c) for c in node.expressions)).select_from(self._table)
+        statement = sa.select(*map(self._selected, node.expressions)).select_from(self._table)
         for join in node.args.get("joins") or ():
-            statement = statement.join_from(self._table, table(join.this.name), true())
-        if node.args.get("where"):
-            statement = statement.where(self._condition(node.args["where"].this))
-        if node.args.get("group"):
-            statement = statement.group_by(*(self._value(g) for g in node.args["group"].expressions))
-        if node.args.get("having"):
-            statement = statement.having(self._condition(node.args["having"].this))
-        if node.args.get("distinct"):
-            statement = statement.distinct()
-        if node.args.get("locks"):
-            statement = statement.with_for_update()
-        if node.args.get("order"):
-            statement = statement.order_by(*(self._ordered(o) for o in node.args["order"].expressions))
-        if node.args.get("limit"):
-            statement = statement.limit(self._value(node.args["limit"].expression))
-        if node.args.get("offset"):
-            statement = statement.offset(self._value(node.args["offset"].expression))
-        if index is not None:
-            statement = statement.options(use_index(index))
-        return statement
+            statement = statement.join_from(self._table, sa.table(join.this.name), sa.true())
+        statement = self._with(statement, node, *_SELECT_CLAUSES)
+        return statement if index is None else statement.options(use_index(index))
 
     def _selected(self, node: exp.Expression) -> Any:
         if isinstance(node, exp.Star):
-            return literal_column("*")
+            return sa.literal_column("*")
         if isinstance(node, exp.Alias):
             value, name = self._value(node.this), node.alias
         else:
             value, name = self._value(node), self._result_name(node)
-        declared = self._result_types.get(name) if name is not None else None
-        if declared is not None:
-            value = type_coerce(value, declared)
-        if name is None or (isinstance(value, Column) and value.name == name):
+        if name in self._result_types:
+            value = sa.type_coerce(value, self._result_types[name])
+        if name is None or (isinstance(value, sa.Column) and value.name == name):
             return value
         return value.label(name)
 
     def _result_name(self, node: exp.Expression) -> str | None:
         """The key DynamoDB gives a selected path: its last step (partiql-reference.md §4)."""
-        if isinstance(node, exp.Column):
-            return node.parts[-1].name
-        if isinstance(node, exp.Dot):
-            return node.expression.name
-        if isinstance(node, exp.Bracket) and isinstance(node.expressions[0], exp.Literal):
-            step = node.expressions[0]
-            return step.this if step.is_string else f"{self._result_name(node.this)}[{step.this}]"
-        return None
+        if not isinstance(node, (exp.Column, exp.Dot, exp.Bracket)):
+            return None
+        if isinstance(node, exp.Bracket) and node.expressions[0].is_number:
+            return f"{self._result_name(node.this)}[{node.expressions[0].this}]"
+        return node.output_name
 
     def _ordered(self, node: exp.Ordered) -> Any:
         # NULLS FIRST/LAST is left out: DynamoDB orders by a sort key, which is never null.
-        column = self._value(node.this)
-        return (
-            column.desc()
-            if node.args.get("desc")
-            else column.asc()
-            if node.args.get("desc") is False
-            else column
-        )
+        column, descending = self._value(node.this), node.args.get("desc")
+        return column if descending is None else column.desc() if descending else column.asc()
+
+    def _values(self, pairs: list[tuple[str, exp.Expression]]) -> dict[sa.Column, Any]:
+        """Values written to attributes; NULL is a parameter holding None (attribute absent)."""
+        return {
+            self._column(name): sa.bindparam(self._fresh("null"), None, type_=self._column(name).type)
+            if isinstance(node, exp.Null)
+            else self._value(node)
+            for name, node in pairs
+        }
 
     def _insert(self, node: exp.Insert) -> Any:
         _check_clauses(node, "this", "expression", "returning")
-        target, names = node.this, None
+        target, names, source = node.this, None, node.expression
         if isinstance(target, exp.Schema):
             target, names = target.this, [c.name for c in target.expressions]
         self._source(target, writing=True)
-        source = node.expression
         if isinstance(source, (exp.Select, exp.SetOperation)):
-            return insert(self._table).from_select([], self._select(source))
+            return sa.insert(self._table).from_select([], self._select(source))
         if not isinstance(source, exp.Values) or len(source.expressions) != 1:
             refuse(
                 "a multi-row VALUES clause" if isinstance(source, exp.Values) else "an INSERT without VALUES",
                 "insert one row per statement and pass the rows to executemany()",
             )
         values = source.expressions[0].expressions
-        if names is None:
-            if len(values) != 1 or not isinstance(values[0], exp.Struct):
+        if names is not None:
+            if len(names) != len(values):
                 refuse(
-                    "an INSERT without a column list", "name the columns: INSERT INTO t (a, b) VALUES (?, ?)"
+                    f"an INSERT of {len(values)} values into {len(names)} columns",
+                    "give one value per column",
                 )
+            pairs = list(zip(names, values, strict=True))
+        elif len(values) == 1 and isinstance(values[0], exp.Struct):  # an item: {'a': 1, 'b': 2}
             pairs = [
                 (e.this.name, e.expression) for e in values[0].expressions if isinstance(e, exp.PropertyEQ)
             ]
             if len(pairs) != len(values[0].expressions):
                 refuse("an item entry that is not 'name': value", "write {'name': value, ...}")
-        elif len(names) != len(values):
-            refuse(
-                f"an INSERT of {len(values)} values into {len(names)} columns", "give one value per column"
-            )
         else:
-            pairs = list(zip(names, values, strict=True))
-        statement = insert(self._table).values({self._column(n): self._written(n, v) for n, v in pairs})
-        return self._returning(statement, node)
-
-    def _returning(self, statement: Any, node: exp.Expression) -> Any:
-        # Only the presence counts: the compiler refuses RETURNING on INSERT and UPDATE.
-        return (
-            statement.returning(*self._table.primary_key.columns) if node.args.get("returning") else statement
-        )
-
-    def _written(self, name: str, node: exp.Expression) -> Any:
-        """A value written to an attribute; NULL is a parameter holding None (attribute absent)."""
-        if isinstance(node, exp.Null):
-            return bindparam(self._fresh("null"), None, type_=self._column(name).type)
-        return self._value(node)
+            refuse("an INSERT without a column list", "name the columns: INSERT INTO t (a, b) VALUES (?, ?)")
+        return self._with(sa.insert(self._table).values(self._values(pairs)), node, "returning")
 
     def _update(self, node: exp.Update) -> Any:
         _check_clauses(node, "this", "expressions", "where", "returning")
         self._source(node.this, writing=True)
-        values = {}
         for assignment in node.expressions:
             target = assignment.this
             if not (
@@ -254,10 +189,8 @@ class Builder(Expressions):
                 refuse(
                     f"the assignment {assignment.sql()}", "write SET attribute = value for a whole attribute"
                 )
-            values[self._column(target.name)] = self._written(target.name, assignment.expression)
-        statement = self._returning(update(self._table).values(values), node)
-        where = node.args.get("where")
-        return statement.where(self._condition(where.this)) if where is not None else statement
+        values = self._values([(a.this.name, a.expression) for a in node.expressions])
+        return self._with(sa.update(self._table).values(values), node, "where", "returning")
 
     def _delete(self, node: exp.Delete) -> Any:
         _check_clauses(node, "this", "where", "returning")
@@ -265,6 +198,4 @@ class Builder(Expressions):
         if returning is not None and [e.name for e in returning.expressions] != ["ALL OLD *"]:
             refuse(f"{returning.sql()} on DELETE", "remove it; the dialect counts the deleted rows itself")
         self._source(node.this, writing=True)
-        where = node.args.get("where")
-        statement = delete(self._table)
-        return statement.where(self._condition(where.this)) if where is not None else statement
+        return self._with(sa.delete(self._table), node, "where")

@@ -57,6 +57,10 @@ class DMLTemplate(NamedTuple):
     bag: int | None = None  # the entry of an attribute bag, whose value (a BagWrite) is expanded
     removes: tuple[str, ...] = ()  # attributes an UPDATE REMOVEs besides the absent entries
 
+    def absent_entries(self, params: Any) -> frozenset[int]:
+        """The entries whose value in ``params`` (the statement's positional values) is None."""
+        return frozenset(i for i in range(len(self.entries)) if params[i] is None)
+
     def render(self, absent: frozenset[int] = frozenset()) -> str:
         if self.kind == "INSERT":
             body = ", ".join(
