@@ -22,6 +22,7 @@ from ..dialect.options import SCAN_FIX
 from ..limits import MAX_PARTITION_KEYS
 from . import discriminator  # noqa: F401  (its listener must run first; see _register)
 from .item_collections import INFO_KEY as ITEM_COLLECTION
+from .template_joins import joined_on_templates
 
 
 def _partition_keys(table: Table) -> set[str]:
@@ -37,6 +38,8 @@ def unindexed_foreign_key(prop: RelationshipProperty) -> tuple[Column, ...]:
     """The columns of the target table that a load of ``prop`` filters on, when none of them is
     a partition key there (each load scans); empty when a load is a GetItem or a Query."""
     if prop.secondary is not None:  # many-to-many is a JOIN, which the compiler refuses
+        return ()
+    if joined_on_templates(prop):  # its loads pin a templated partition key
         return ()
     table = prop.mapper.local_table
     remote = tuple(column for _, column in prop.local_remote_pairs if column.table is table)
