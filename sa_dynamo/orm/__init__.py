@@ -7,6 +7,7 @@ from . import (  # noqa: F401 (listeners)
     relationship_loads,
     shared_tables,
     subclass_loading,
+    template_joins,
     template_queries,
 )
 from .attribute_bags import attribute_bag

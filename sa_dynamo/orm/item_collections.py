@@ -16,18 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import event, select
-from sqlalchemy.engine import IteratorResult, Result
-from sqlalchemy.engine.result import SimpleResultMetaData
-from sqlalchemy.exc import InvalidRequestError
+from sqlalchemy.engine import Result
 from sqlalchemy.orm import ORMExecuteState, RelationshipProperty, Session, declared_attr, relationship
-from sqlalchemy.orm.exc import UnmappedColumnError
-from sqlalchemy.sql import operators
-from sqlalchemy.sql.elements import UnaryExpression
 
 from ..dialect.key_schema import key_schema
 from ..limits import MAX_PARTITION_KEYS
-from ..sqlalchemy_private import with_load_options_of
 from . import discriminator  # noqa: F401  (its listener must run first; see _register)
+from .selectin_results import replacement_query, selectin_result
 
 INFO_KEY = "sa_dynamo.item_collection"
 
@@ -90,60 +85,13 @@ def _selectin_load_of(state: ORMExecuteState) -> tuple[RelationshipProperty, Ite
     return prop, prop.info[INFO_KEY]
 
 
-def _carry_loader_options(replacement: Any, state: ORMExecuteState) -> Any:
-    """Give ``replacement`` the loader options of the statement it replaces, at the same load path.
-
-    Chained options (``selectinload(A.b).selectinload(B.c)``), relationship criteria
-    (``A.b.and_(...)``) and propagated ``with_loader_criteria`` live on that statement, rooted at
-    the top-level entity; dropping them would load the wrong rows. SQLAlchemy has no public way
-    to read a statement's options or to say which relationship path a statement loads, so this
-    does what its own relationship loaders do (see sqlalchemy_private.with_load_options_of).
-    """
-    return with_load_options_of(state.statement, replacement)
-
-
-def _sort_key_functions(prop: RelationshipProperty) -> list[tuple[str, bool]]:
-    """(attribute, descending) for the relationship's order_by, applied in Python: DynamoDB
-    sorts each partition on its own, and ``pk IN [...]`` spans several."""
-    if not prop.order_by:
-        return []
-    result = []
-    for clause in prop.order_by:
-        element, descending = clause, False
-        if isinstance(clause, UnaryExpression) and clause.modifier in (operators.asc_op, operators.desc_op):
-            element, descending = clause.element, clause.modifier is operators.desc_op
-        try:
-            attribute = prop.mapper.get_property_by_column(element).key
-        except UnmappedColumnError as error:
-            raise InvalidRequestError(
-                f"selectinload({prop}): order_by {clause} is not a column of {prop.mapper.class_.__name__}; "
-                "order an item collection by its attributes (usually the sort key)"
-            ) from error
-        result.append((attribute, descending))
-    return result
-
-
-def _ordered(children: list[Any], sort_keys: list[tuple[str, bool]]) -> list[Any]:
-    for attribute, descending in reversed(sort_keys):  # stable sorts, last key first
-        children.sort(key=lambda child: _none_first(getattr(child, attribute)), reverse=descending)
-    return children
-
-
-def _none_first(value: Any) -> tuple[bool, Any]:
-    return (value is not None, value)
-
-
 def _load_item_collection(
     state: ORMExecuteState, prop: RelationshipProperty, collection: ItemCollection
 ) -> Result[Any]:
-    """Answer the selectin load with Queries over the parents' partitions.
-
-    The result has the shape SQLAlchemy's selectin loader reads: per parent key, in order, one
-    row per child: the parent's key columns (SQLAlchemy 2.1) or the key as one tuple (2.0's
-    bundle), then the child.
-    """
-    descriptions = state.statement.column_descriptions
-    entity = descriptions[-1]["entity"]  # the child entity, aliased for of_type()/polymorphic
+    """Answer the selectin load with Queries over the parents' partitions."""
+    entity = state.statement.column_descriptions[-1][
+        "entity"
+    ]  # the child entity, aliased for of_type()/polymorphic
     parent_keys: Sequence[tuple[Any, ...]] = state.parameters["primary_keys"]
     hash_index = [column.key for column in prop.parent.primary_key].index(collection.hash_key)
     partitions = list(dict.fromkeys(key[hash_index] for key in parent_keys))
@@ -156,22 +104,11 @@ def _load_item_collection(
             query = query.where(
                 getattr(entity, collection.range_key).startswith(collection.sort_key_prefix, autoescape=True)
             )
-        query = _carry_loader_options(
-            query.execution_options(**state.statement.get_execution_options()), state
-        )
+        query = replacement_query(state, query)
         for child in state.invoke_statement(statement=query).scalars():
             children[getattr(child, collection.hash_key)].append(child)
 
-    sort_keys = _sort_key_functions(prop)
-    for group in children.values():
-        _ordered(group, sort_keys)
-    bundled = len(descriptions) == 2  # 2.0 selects the parent key as one Bundle column
-    rows = [
-        (tuple(key), child) if bundled else (*key, child)
-        for key in parent_keys
-        for child in children.get(key[hash_index], ())
-    ]
-    return IteratorResult(SimpleResultMetaData([d["name"] for d in descriptions]), iter(rows))
+    return selectin_result(state, prop, parent_keys, lambda key: children.get(key[hash_index], ()))
 
 
 def _answer_selectin_loads(state: ORMExecuteState) -> Result[Any] | None:

@@ -16,12 +16,15 @@ from typing import Any
 from sqlalchemy import Column, Table, event
 from sqlalchemy.engine import Result
 from sqlalchemy.orm import Mapper, ORMExecuteState, RelationshipProperty, Session
+from sqlalchemy.sql import visitors
+from sqlalchemy.sql.elements import BindParameter
 
 from ..dialect.key_schema import index_key_schema, key_schema
 from ..dialect.options import SCAN_FIX
 from ..limits import MAX_PARTITION_KEYS
 from . import discriminator  # noqa: F401  (its listener must run first; see _register)
 from .item_collections import INFO_KEY as ITEM_COLLECTION
+from .template_joins import joined_on_templates
 
 
 def _partition_keys(table: Table) -> set[str]:
@@ -37,6 +40,8 @@ def unindexed_foreign_key(prop: RelationshipProperty) -> tuple[Column, ...]:
     """The columns of the target table that a load of ``prop`` filters on, when none of them is
     a partition key there (each load scans); empty when a load is a GetItem or a Query."""
     if prop.secondary is not None:  # many-to-many is a JOIN, which the compiler refuses
+        return ()
+    if joined_on_templates(prop):  # its loads pin a templated partition key
         return ()
     table = prop.mapper.local_table
     remote = tuple(column for _, column in prop.local_remote_pairs if column.table is table)
@@ -71,11 +76,16 @@ def scanning_relationships(
 
 
 def _selectin_keys(state: ORMExecuteState) -> list[Any] | None:
-    """The parents' keys of a selectin load (a lazy load binds one parent's values instead)."""
+    """The parents' keys of a selectin load (a lazy load binds one parent's values instead).
+    None for a statement another listener sent in its place, which keeps the parameters but
+    lists its own values (template_joins.py)."""
     parameters = state.parameters
-    if isinstance(parameters, dict) and "primary_keys" in parameters:
-        return parameters["primary_keys"]
-    return None
+    if not isinstance(parameters, dict) or "primary_keys" not in parameters:
+        return None
+    binds = visitors.iterate(state.statement.whereclause) if state.statement.whereclause is not None else ()
+    if not any(isinstance(bind, BindParameter) and bind.key == "primary_keys" for bind in binds):
+        return None
+    return parameters["primary_keys"]
 
 
 def _relationship_loads(state: ORMExecuteState) -> Result[Any] | None:

@@ -9,6 +9,8 @@ exactly those the query asks for; the key conditions only narrow what DynamoDB r
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from sqlalchemy import event
@@ -21,6 +23,7 @@ from ..exc import KeyTemplateError
 from .key_formats import keeps_order
 from .key_templates import KeyTemplate, templates
 
+EMPTY: Mapping[str, Any] = MappingProxyType({})
 _RANGES = {operators.gt, operators.ge, operators.lt, operators.le, operators.between_op}
 
 
@@ -33,23 +36,36 @@ class Pinned(NamedTuple):
     ranges: dict[str, list[tuple[Any, tuple[Any, ...]]]]  # attribute -> (operator, bound values)
 
 
-def _bound_values(right: Any) -> tuple[Any, ...] | None:
+def _value(bind: elements.BindParameter, parameters: Mapping[str, Any]) -> Any:
+    """A bound value; a relationship load passes its values as execution parameters instead."""
+    return parameters.get(bind.key, bind.effective_value)
+
+
+def _bound_values(right: Any, parameters: Mapping[str, Any]) -> tuple[Any, ...] | None:
     if isinstance(right, elements.BindParameter):
-        return (right.effective_value,)
+        return (_value(right, parameters),)
     clauses = getattr(right, "clauses", ())
     if len(clauses) == 2 and all(isinstance(c, elements.BindParameter) for c in clauses):
-        return tuple(c.effective_value for c in clauses)  # BETWEEN's two bounds
+        return tuple(_value(c, parameters) for c in clauses)  # BETWEEN's two bounds
     return None
 
 
-def _pinned(terms: list[Any], mapper: Mapper) -> Pinned:
+def _column_first(term: elements.BinaryExpression) -> tuple[Any, Any]:
+    """(column, value side) of a comparison; a lazy load writes ``:param = child.column``."""
+    if term.operator is operators.eq and isinstance(term.left, elements.BindParameter):
+        return term.right, term.left
+    return term.left, term.right
+
+
+def _pinned(terms: list[Any], mapper: Mapper, parameters: Mapping[str, Any] = EMPTY) -> Pinned:
     table = mapper.local_table
     by_column = {column.name: prop.key for prop in mapper.column_attrs for column in prop.columns}
     pinned, listed, compared, ranges = {}, {}, set(), {}
     for term in terms:
         if not isinstance(term, elements.BinaryExpression):
             continue
-        left, values = term.left, _bound_values(term.right)
+        left, right = _column_first(term)
+        values = _bound_values(right, parameters)
         if not (
             isinstance(left, elements.ColumnClause)
             and getattr(left, "table", None) is table
@@ -61,7 +77,7 @@ def _pinned(terms: list[Any], mapper: Mapper) -> Pinned:
         compared.add(attribute)
         if term.operator is operators.eq:
             pinned[attribute] = values[0]
-        elif term.operator is operators.in_op and term.right.expanding:
+        elif term.operator is operators.in_op and right.expanding:
             listed[attribute] = list(values[0] or ())
         elif term.operator in _RANGES and None not in values:
             ranges.setdefault(attribute, []).append((term.operator, values))
@@ -172,13 +188,14 @@ def _conditions_for(
     return conditions
 
 
-def key_conditions(mapper: Mapper, whereclause: Any) -> list[Any]:
+def key_conditions(mapper: Mapper, whereclause: Any, parameters: Mapping[str, Any] = EMPTY) -> list[Any]:
     """Key conditions implied by a query's WHERE through the class's templates: on the table's
-    key when the templates pin its partition key, else on the first index whose key they pin."""
+    key when the templates pin its partition key, else on the first index whose key they pin.
+    ``parameters`` are the values of binds that carry none (a relationship load's)."""
     found = templates(mapper.class_)
     if not found:
         return []
-    query = _pinned(_flatten(whereclause), mapper)
+    query = _pinned(_flatten(whereclause), mapper, parameters)
     table = mapper.local_table
     schemas = [(key_schema(table), False)] + [
         (index_key_schema(i), True) for i in sorted(table.indexes, key=lambda i: i.name or "")
@@ -205,10 +222,13 @@ def _on(condition: Any, name: str) -> bool:
 
 @event.listens_for(Session, "do_orm_execute")
 def _add_key_conditions(state: ORMExecuteState) -> None:
-    # Only the query's own entity: relationship loaders write their own criteria, often on aliases.
+    # Conditions on the query's own entity only: a relationship loader's criteria on an alias
+    # (a JOIN) are not on the mapper's table and pin nothing. A lazy load's are, with its values
+    # in the execution parameters: a relationship joined on template sources loads by Query.
     mapper = state.bind_mapper
-    if not state.is_select or state.is_relationship_load or mapper is None:
+    if not state.is_select or mapper is None:
         return
-    conditions = key_conditions(mapper, state.statement.whereclause)
+    parameters = state.parameters if isinstance(state.parameters, Mapping) else EMPTY
+    conditions = key_conditions(mapper, state.statement.whereclause, parameters)
     if conditions:
         state.statement = state.statement.where(*conditions)
