@@ -12,16 +12,16 @@ from types import SimpleNamespace
 import pytest
 from sqlalchemy import Index
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
-from support.aio import DRIVERS, dispose, engine_for
+from support.aio import dispose, engine_for
 
 import sa_dynamo
 
 
-@pytest.fixture(scope="module", params=DRIVERS)
-def engine(request, endpoint_url: str):
+@pytest.fixture(scope="module")
+def engine(driver: str, endpoint_url: str):
     """The ORM tests' engine, once per driver (module-scoped: its async variant is disposed by
     the module's last test, on the event loop its connections belong to)."""
-    engine = engine_for(request.param, endpoint_url, pool_use_lifo=True)
+    engine = engine_for(driver, endpoint_url, pool_use_lifo=True)
     yield engine
     dispose(engine)
 

@@ -1,8 +1,9 @@
 """The async driver under pytest: one event loop for the session, ``async def`` tests run on it,
 and synchronous tests run against the async driver.
 
-A test whose ``engine`` fixture is parametrized over ``DRIVERS`` (tests/orm does it) runs with
-``engine`` being an AsyncEngine's ``sync_engine``; its whole protocol (fixtures, body,
+A test that depends on the ``driver`` fixture (tests/orm's engine, tests/dbapi/test_transactions.py's
+client) runs once per driver; on aiobotocore its engine is an AsyncEngine's ``sync_engine`` (its
+client an aiobotocore client adapted by sa_dynamo/dialect/aio_driver.py), and its whole protocol (fixtures, body,
 teardown) runs under SQLAlchemy's ``greenlet_spawn`` on the session's loop, as
 ``AsyncSession.run_sync`` runs a function: each request of the driver is then awaited on
 aiobotocore. The same test bodies so cover both drivers, without a second copy.
@@ -20,6 +21,8 @@ from _pytest.runner import runtestprotocol
 from sqlalchemy import create_engine
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from sa_dynamo import dbapi
+from sa_dynamo.dialect import aio_driver
 from sa_dynamo.sqlalchemy_private import await_, greenlet_spawn, in_greenlet
 
 DRIVERS = ("boto3", "aiobotocore")
@@ -52,6 +55,19 @@ def engine_for(driver: str, endpoint_url: str, **options: Any) -> Any:
     return create_async_engine(f"dynamodb+aiobotocore://{host}", **options).sync_engine
 
 
+def client_for(driver: str, endpoint_url: str) -> Any:
+    """A client as the driver's Connection takes it: boto3's, or aiobotocore's adapted (under
+    greenlet_spawn only). Close it with ``close_client``."""
+    if driver == "boto3":
+        return dbapi.connect(endpoint_url=endpoint_url).client
+    return aio_driver.connect(endpoint_url=endpoint_url).client
+
+
+def close_client(client: Any) -> None:
+    if isinstance(client, aio_driver.AwaitedClient):
+        client.close()
+
+
 def dispose(engine: Any) -> None:
     if engine.dialect.is_async:
         settle(greenlet_spawn(engine.dispose))
@@ -59,9 +75,16 @@ def dispose(engine: Any) -> None:
         engine.dispose()
 
 
+@pytest.fixture(scope="module", params=DRIVERS)
+def driver(request: pytest.FixtureRequest) -> str:
+    """The driver a module's tests run on, each in turn: a fixture that builds an engine or a
+    client on ``driver`` makes the tests that use it run on both."""
+    return request.param
+
+
 def _on_async_driver(item: pytest.Item) -> bool:
     callspec = getattr(item, "callspec", None)
-    return callspec is not None and callspec.params.get("engine") == "aiobotocore"
+    return callspec is not None and callspec.params.get("driver") == "aiobotocore"
 
 
 @pytest.hookimpl(tryfirst=True)
