@@ -76,7 +76,7 @@ class BufferedCursor:
     """The driver's cursor, its rows read while ``execute()`` runs: SQLAlchemy hands a result of
     ``AsyncConnection.execute()`` / ``AsyncSession.execute()`` to code outside the greenlet,
     where no page can be fetched. ``stream()`` gets the driver's own cursor instead, which
-    reads page by page as the result is consumed (see ``AsyncConnection.cursor``)."""
+    reads page by page as the result is consumed (see ``AsyncAdaptedConnection.cursor``)."""
 
     __slots__ = ("_cursor", "_rows")
 
@@ -125,7 +125,7 @@ class BufferedCursor:
         """SQLAlchemy's hook before a buffered result leaves the greenlet: the rows are read."""
 
 
-class AsyncConnection(AdaptedConnection, Connection):
+class AsyncAdaptedConnection(AdaptedConnection, Connection):
     """The driver's Connection over an ``AwaitedClient``; ``driver_connection`` (SQLAlchemy's
     ``AdaptedConnection``) is the aiobotocore client."""
 
@@ -150,7 +150,7 @@ def connect(
     client_config: dict[str, Any] | None = None,
     hide_parameters: bool = False,
     **credentials: Any,
-) -> AsyncConnection:
+) -> AsyncAdaptedConnection:
     """``sa_dynamo.dbapi.connect`` on aiobotocore: the same arguments, credential chain,
     region, retries and endpoint settings (aiobotocore is botocore's own configuration)."""
     from aiobotocore.config import AioConfig
@@ -174,7 +174,9 @@ def connect(
         client = await_(creating.__aenter__())
     except Exception as exc:  # e.g. NoRegionError: a PEP 249 error that says what to configure
         raise translate(exc) from exc
-    return AsyncConnection(AwaitedClient(client), autocommit=autocommit, hide_parameters=hide_parameters)
+    return AsyncAdaptedConnection(
+        AwaitedClient(client), autocommit=autocommit, hide_parameters=hide_parameters
+    )
 
 
 def adapted_dbapi() -> types.ModuleType:

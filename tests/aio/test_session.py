@@ -102,7 +102,7 @@ async def test_a_commit_cancelled_in_flight_writes_all_or_nothing_and_the_engine
 
 async def test_async_sessionmaker_and_the_embedded_server_url(dynamodb_local, table_name):
     """dynamodb+aiolocal:// uses the session's server (SA_DYNAMO_LOCAL_ENDPOINT) like dynamodb+local://."""
-    engine = create_async_engine("dynamodb+aiolocal://")
+    engine = create_async_engine("dynamodb+aiolocal://", pool_pre_ping=True)
     table = Table(table_name, MetaData(), Column("pk", String, primary_key=True), Column("n", Integer))
     try:
         async with engine.begin() as conn:
@@ -130,6 +130,14 @@ async def test_the_url_configures_aiobotocore_as_it_configures_boto3(endpoint_ur
             assert (config.retries["total_max_attempts"], config.connect_timeout) == (2, 3.0)
     finally:
         await engine.dispose()
+    keyed = create_async_engine(f"dynamodb+aiobotocore://AKIDEXAMPLE:se%40cret@{host}")
+    try:
+        async with keyed.connect() as conn:
+            client = (await conn.get_raw_connection()).driver_connection
+            credentials = await client._request_signer._credentials.get_frozen_credentials()
+            assert (credentials.access_key, credentials.secret_key) == ("AKIDEXAMPLE", "se@cret")
+    finally:
+        await keyed.dispose()
     with pytest.raises(ArgumentError, match=r"dynamodb\+aiolocal:// starts its own server"):
         create_async_engine("dynamodb+aiolocal://localhost:8000")
     with pytest.raises(ValueError, match="unknown URL parameter"):
