@@ -51,7 +51,8 @@ class AwaitedClient:
 
     def close(self) -> None:
         """Close the client's HTTP session. Outside a greenlet (a connection garbage-collected
-        without being returned to the pool) nothing can be awaited, and aiohttp closes it."""
+        without being returned to the pool) nothing can be awaited: the session is left to the
+        garbage collector, and aiohttp warns of it (dispose the engine to avoid that)."""
         if not self._closed and in_greenlet():
             self._closed = True
             await_(self.aio_client.close())
