@@ -12,10 +12,10 @@ import sys
 
 from sa_dynamo import local_server
 
-from . import w1_point_reads, w2_partition_query, w3_bulk_insert, w4_commit, w5_stream, w6_compile
+from . import w1_point_reads, w2_partition_query, w3_bulk_insert, w4_commit, w5_stream, w6_compile, w7_async
 from .common import Env, Result, target
 
-WORKLOADS = [w1_point_reads, w2_partition_query, w3_bulk_insert, w4_commit, w5_stream, w6_compile]
+WORKLOADS = [w1_point_reads, w2_partition_query, w3_bulk_insert, w4_commit, w5_stream, w6_compile, w7_async]
 QUICK = {
     w1_point_reads: 20,
     w2_partition_query: 50,
@@ -23,6 +23,7 @@ QUICK = {
     w4_commit: 10,
     w5_stream: 300,
     w6_compile: 30,
+    w7_async: 40,
 }
 # Ratio targets from the benchmark issue: (contender, baseline, highest acceptable ratio of
 # the contender's time to the baseline's). "5x faster than" is a ratio of at most 0.2.
@@ -35,6 +36,10 @@ TARGETS = [
     ("sa_dynamo AUTOCOMMIT executemany", "boto3 BatchExecuteStatement loop", 1.2),
     ("sa_dynamo upsert (overwrite)", "boto3 BatchWriteItem loop (overwrite)", 1.2),
     ("sa_dynamo upsert (overwrite)", "PynamoDB batch_write (overwrite)", 1.0),
+    ("sa_dynamo AsyncSession.get", "aiobotocore ExecuteStatement (same PartiQL)", 1.2),
+    ("sa_dynamo AsyncSession.get", "sa_dynamo session.get, one after another", 0.33),
+    ("sa_dynamo AsyncSession select", "aiobotocore ExecuteStatement + TypeDeserializer", 1.2),
+    ("sa_dynamo AsyncSession select", "sa_dynamo ORM select, one after another", 0.33),
 ]
 
 

@@ -8,7 +8,7 @@ from .dialect.types import BinarySet, NumberSet, StringSet
 from .orm import SingleTable, attribute_bag, computed_key, item_collection, key_of
 from .pagination import Page, paginate
 from .plan import Plan, explain
-from .transaction import run_transaction
+from .transaction import run_async_transaction, run_transaction
 
 __version__ = "0.1.0"
 
@@ -27,6 +27,7 @@ __all__ = [
     "item_collection",
     "key_of",
     "paginate",
+    "run_async_transaction",
     "run_transaction",
     "upsert",
     "use_index",

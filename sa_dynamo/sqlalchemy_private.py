@@ -12,8 +12,10 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from sqlalchemy import util
 from sqlalchemy.engine.default import DefaultExecutionContext
 from sqlalchemy.sql import compiler, crud
+from sqlalchemy.util import concurrency
 
 # -- statements: the clauses a statement holds ---------------------------------------------------
 
@@ -110,6 +112,25 @@ def bind_processors(compiled: Any) -> dict[str, Any]:
 def expanded_parameters(context: Any) -> dict[str, list[str]]:
     """An execution's IN lists: each expanding parameter's name -> the names it became."""
     return context._expanded_parameters
+
+
+# -- asyncio: SQLAlchemy's greenlet bridge --------------------------------------------------------
+
+
+def await_(awaitable: Any) -> Any:
+    """The awaitable's result, awaited by the event loop that runs this greenlet (what
+    SQLAlchemy's own async drivers call; public in no release)."""
+    return util.await_only(awaitable)
+
+
+def in_greenlet() -> bool:
+    """Whether this code runs under ``greenlet_spawn``, where ``await_`` may be called."""
+    return concurrency.in_greenlet()
+
+
+async def greenlet_spawn(function: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run synchronous SQLAlchemy code from a coroutine, as AsyncSession.run_sync does."""
+    return await util.greenlet_spawn(function, *args, **kwargs)
 
 
 # -- hooks the dialect overrides ------------------------------------------------------------------

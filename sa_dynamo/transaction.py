@@ -1,4 +1,4 @@
-"""``run_transaction``: a unit of work retried when DynamoDB says it lost a race.
+"""``run_transaction`` and ``run_async_transaction``: a unit of work retried when DynamoDB says it lost a race.
 
 Optimistic concurrency means a transaction can fail because someone else wrote first: a version
 check fails (StaleDataError) or DynamoDB cancels on a conflicting transaction. Both are safe to
@@ -8,13 +8,15 @@ CockroachDB dialect's run_transaction.
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 
@@ -56,8 +58,53 @@ def run_transaction(
         except Exception as error:
             if attempt >= max_retries or not is_retryable(error):
                 raise
-        time.sleep(random.uniform(0, min(max_backoff, 0.01 * 2**attempt)))
+        time.sleep(_backoff(attempt, max_backoff))
         attempt += 1
+
+
+async def run_async_transaction(
+    transactor: AsyncEngine | AsyncConnection | async_sessionmaker | AsyncSession,
+    callback: Callable[[Any], Awaitable[T]],
+    max_retries: int = 10,
+    max_backoff: float = 1.0,
+) -> T:
+    """``run_transaction`` for asyncio: ``callback`` is a coroutine function, given an
+    AsyncSession (for an async_sessionmaker or AsyncSession) or an AsyncConnection (for an
+    AsyncEngine or AsyncConnection); the wait between attempts lets other tasks run."""
+    attempt = 0
+    while True:
+        try:
+            return await _once_async(transactor, callback)
+        except Exception as error:
+            if attempt >= max_retries or not is_retryable(error):
+                raise
+        await asyncio.sleep(_backoff(attempt, max_backoff))
+        attempt += 1
+
+
+def _backoff(attempt: int, max_backoff: float) -> float:
+    """Full jitter: a random wait up to 10 ms doubled per attempt, capped at ``max_backoff``."""
+    return random.uniform(0, min(max_backoff, 0.01 * 2**attempt))
+
+
+async def _once_async(transactor: Any, callback: Callable[[Any], Awaitable[T]]) -> T:
+    if isinstance(transactor, async_sessionmaker):
+        async with transactor() as session, session.begin():
+            return await callback(session)
+    if isinstance(transactor, AsyncSession):
+        async with transactor.begin():
+            result = await callback(transactor)
+        return result
+    if isinstance(transactor, AsyncEngine):
+        async with transactor.begin() as connection:
+            return await callback(connection)
+    if isinstance(transactor, AsyncConnection):
+        async with transactor.begin():
+            return await callback(transactor)
+    raise TypeError(
+        "run_async_transaction needs an AsyncEngine, AsyncConnection, async_sessionmaker or "
+        f"AsyncSession, not {type(transactor).__name__} (run_transaction takes the sync ones)"
+    )
 
 
 def _once(transactor: Any, callback: Callable[[Any], T]) -> T:

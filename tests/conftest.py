@@ -10,6 +10,7 @@ import boto3
 import pytest
 from hypothesis import settings
 from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine, event
+from support.aio import driver, pytest_pyfunc_call, pytest_runtest_protocol  # noqa: F401  (support/aio.py)
 
 from sa_dynamo import local_server
 from sa_dynamo.dbapi import LOCAL_CREDENTIALS

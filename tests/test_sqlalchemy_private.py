@@ -3,6 +3,7 @@ reshapes one fails here, not in a user's query."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 
 import pytest
@@ -106,3 +107,14 @@ def test_the_alembic_names_reused_are_there():
         assert "_namespace_metadata" in inspect.signature(op.from_table).parameters
     dropped = ops.DropTableOp.from_table(table)
     assert isinstance(dropped._reverse, ops.CreateTableOp)
+
+
+def test_the_greenlet_bridge_awaits_from_synchronous_code():
+    async def answer() -> int:
+        return 42
+
+    def synchronous() -> tuple[bool, int]:
+        return private.in_greenlet(), private.await_(answer())
+
+    assert private.in_greenlet() is False
+    assert asyncio.run(private.greenlet_spawn(synchronous)) == (True, 42)

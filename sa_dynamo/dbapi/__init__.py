@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlparse
 
@@ -108,6 +109,22 @@ def is_loopback(endpoint_url: str | None) -> bool:
         return False
 
 
+def loopback_defaults(
+    endpoint_url: str | None,
+    region_name: str | None,
+    credentials: dict[str, Any],
+    configured_credentials: Callable[[], Any],
+) -> tuple[str | None, dict[str, Any]]:
+    """The region and credentials a client gets: on a loopback endpoint (DynamoDB Local), a
+    region and placeholder credentials when none are given or configured
+    (``configured_credentials``: the credential chain's, None when it finds none)."""
+    if is_loopback(endpoint_url):
+        region_name = region_name or "us-east-1"
+        if not credentials and configured_credentials() is None:
+            credentials = dict(LOCAL_CREDENTIALS)
+    return region_name, credentials
+
+
 def connect(
     endpoint_url: str | None = None,
     region_name: str | None = None,
@@ -128,10 +145,9 @@ def connect(
         session = (
             boto3.session.Session(profile_name=profile_name) if profile_name else boto3.session.Session()
         )
-        if is_loopback(endpoint_url):
-            region_name = region_name or session.region_name or "us-east-1"
-            if not credentials and session.get_credentials() is None:
-                credentials = dict(LOCAL_CREDENTIALS)
+        region_name, credentials = loopback_defaults(
+            endpoint_url, region_name or session.region_name, credentials, session.get_credentials
+        )
         config = Config(**(client_config or {}))
         try:
             client = session.client(

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import datetime
 import json
-import threading
 from base64 import b64decode
 from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from contextlib import contextmanager
+from contextvars import ContextVar
 from decimal import Decimal
 from typing import Any
 
@@ -146,17 +146,20 @@ def _other(value: Mapping[str, Any], binary: Callable[[Any], bytes], nested: Cal
 # (take_wire_items): read them with ``deserialize_wire``, else with ``deserialize``.
 WIRE_ITEMS = "sa_dynamo:wire_items"
 
-_reading = threading.local()  # set while this thread's cursor reads a page (wire_items)
+# Set while a cursor reads a page (wire_items). A context variable, not a thread's: under
+# asyncio many tasks read on one thread, and each task's request is parsed in its own context.
+_reading: ContextVar[bool] = ContextVar("sa_dynamo_wire_items", default=False)
 
 
 @contextmanager
 def wire_items() -> Iterator[None]:
-    """Within it, this thread's ExecuteStatement responses carry their Items as DynamoDB's JSON."""
-    _reading.active = True
+    """Within it, this thread's (or task's) ExecuteStatement responses carry their Items as
+    DynamoDB's JSON."""
+    reset = _reading.set(True)
     try:
         yield
     finally:
-        _reading.active = False
+        _reading.reset(reset)
 
 
 def take_wire_items(
@@ -169,7 +172,7 @@ def take_wire_items(
     several times more than ``json.loads`` and ``deserialize_wire`` that reads these items
     instead, with the same results; and the page is not held twice, parsed and unparsed. Other
     calls on the client, the caller's own included, are parsed as usual."""
-    if not getattr(_reading, "active", False) or response_dict.get("status_code") != 200:
+    if not _reading.get() or response_dict.get("status_code") != 200:
         return
     body = response_dict.get("body")
     content_type = str(response_dict.get("headers", {}).get("content-type", ""))

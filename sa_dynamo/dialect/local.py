@@ -27,11 +27,13 @@ class DynamoDBLocalDialect(DynamoDBDialect):
         query = dict(url.query)
         data_dir = query.pop("data_dir", None)
         if query:
-            raise ValueError(f"dynamodb+local:// accepts only ?data_dir=PATH, not {', '.join(sorted(query))}")
+            raise ValueError(
+                f"dynamodb+{self.driver}:// accepts only ?data_dir=PATH, not {', '.join(sorted(query))}"
+            )
         credentials = credentials_of(url)
         if url.host or url.port is not None:
             raise ArgumentError(
-                "dynamodb+local:// starts its own server on a free port and takes no HOST:PORT: "
+                f"dynamodb+{self.driver}:// starts its own server on a free port and takes no HOST:PORT: "
                 "write dynamodb://HOST:PORT to connect to a server that is already running"
             )
         return [], {"local_data_dir": data_dir, **credentials}

@@ -3,14 +3,24 @@ one ExecuteTransaction with a ClientRequestToken; rollback() and close() discard
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from support.aio import client_for, close_client
 
 from sa_dynamo import dbapi
 from sa_dynamo.dbapi.connection import MAX_TRANSACTION_ACTIONS
 
 from .support import Table
+
+
+@pytest.fixture(scope="module")
+def client(driver: str, endpoint_url: str) -> Iterator[Any]:
+    """This module's tests run on boto3 and on aiobotocore: one driver, either I/O."""
+    client = client_for(driver, endpoint_url)
+    yield client
+    close_client(client)
 
 
 def test_writes_are_invisible_until_commit(

@@ -1,5 +1,8 @@
 """The canonical single-table store (customers, orders, order items in one partition; a GSI for
-orders by status), mapped once per test module on a fresh table, and an employee hierarchy."""
+orders by status), mapped once per test module on a fresh table, and an employee hierarchy.
+
+Every test here that takes ``engine`` runs twice: on boto3, and on aiobotocore through an
+AsyncEngine (its ``sync_engine``, the test run under greenlet_spawn: tests/support/aio.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +12,18 @@ from types import SimpleNamespace
 import pytest
 from sqlalchemy import Index
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from support.aio import dispose, engine_for
 
 import sa_dynamo
+
+
+@pytest.fixture(scope="module")
+def engine(driver: str, endpoint_url: str):
+    """The ORM tests' engine, once per driver (module-scoped: its async variant is disposed by
+    the module's last test, on the event loop its connections belong to)."""
+    engine = engine_for(driver, endpoint_url, pool_use_lifo=True)
+    yield engine
+    dispose(engine)
 
 
 def make_store(table: str):

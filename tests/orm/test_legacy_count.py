@@ -22,13 +22,15 @@ def staff(engine):
     class Base(DeclarativeBase):
         pass
 
+    badges = f"count_badges_{uuid.uuid4().hex[:8]}"  # each run's own: the mappers of a run outlive it
+
     class Employee(Base):
         __tablename__ = f"count_staff_{uuid.uuid4().hex[:8]}"
         company: Mapped[str] = mapped_column(String, primary_key=True)
         id: Mapped[int] = mapped_column(primary_key=True)
         kind: Mapped[str]
         name: Mapped[str | None]
-        badge_id: Mapped[int | None] = mapped_column(ForeignKey("count_badges.id"))
+        badge_id: Mapped[int | None] = mapped_column(ForeignKey(f"{badges}.id"))
         badge = relationship("Badge")
         __mapper_args__ = {"polymorphic_on": "kind", "polymorphic_identity": "employee"}
 
@@ -39,7 +41,7 @@ def staff(engine):
         __mapper_args__ = {"polymorphic_identity": "manager"}
 
     class Badge(Base):
-        __tablename__ = "count_badges"
+        __tablename__ = badges
         id: Mapped[int] = mapped_column(primary_key=True)
 
     Employee.__table__.create(engine)

@@ -1,0 +1,123 @@
+"""create_async_engine("dynamodb+aiobotocore://"): Core and the driver's behaviour under asyncio,
+on the real DynamoDB Local (transactions, AUTOCOMMIT batches, the scan guard, text(), stream(),
+DDL through run_sync)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from sqlalchemy import Column, Integer, MetaData, String, Table, delete, insert, select, text, update
+
+import sa_dynamo
+from sa_dynamo.dbapi import values
+from sa_dynamo.exc import ScanNotAllowed, ScanWarning
+from sa_dynamo.sqlalchemy_private import greenlet_spawn
+
+
+def rows_of(table: Table, *pks: str) -> list[dict]:
+    return [{"pk": pk, "sk": f"s{i}", "n": i, "name": f"name {i}"} for pk in pks for i in range(3)]
+
+
+async def test_core_writes_commit_as_one_transaction_and_read_back(aio_engine, calls, items):
+    async with aio_engine.begin() as conn:
+        await conn.execute(insert(items), rows_of(items, "a"))
+        await conn.execute(update(items).where(items.c.pk == "a", items.c.sk == "s1").values(n=10))
+        await conn.execute(delete(items).where(items.c.pk == "a", items.c.sk == "s2"))
+    assert calls["ExecuteTransaction"] == 1
+    async with aio_engine.connect() as conn:
+        found = (await conn.execute(select(items.c.sk, items.c.n).where(items.c.pk == "a"))).all()
+    assert found == [("s0", 0), ("s1", 10)]
+
+
+async def test_a_rolled_back_transaction_sends_no_write(aio_engine, calls, items):
+    async with aio_engine.connect() as conn:
+        await conn.execute(insert(items), rows_of(items, "a"))
+        await conn.rollback()
+        assert (await conn.execute(select(items).where(items.c.pk == "a"))).all() == []
+    assert calls["ExecuteTransaction"] == 0
+
+
+async def test_autocommit_executemany_is_sent_in_batches_of_25(aio_engine, calls, items):
+    rows = [{"pk": "b", "sk": f"s{i:02}", "n": i, "name": None} for i in range(30)]
+    async with aio_engine.connect() as conn:
+        conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
+        await conn.execute(insert(items), rows)
+        count = (await conn.execute(select(items.c.sk).where(items.c.pk == "b"))).all()
+    assert len(count) == 30
+    assert calls["BatchExecuteStatement"] == 2
+    assert calls["ExecuteTransaction"] == 0
+
+
+async def test_the_scan_guard_refuses_or_warns_as_configured(make_aio_engine, items):
+    refusing = make_aio_engine(dynamodb_scan="error")
+    async with refusing.connect() as conn:
+        with pytest.raises(ScanNotAllowed, match="scans the whole table"):
+            await conn.execute(select(items).where(items.c.n == 1))
+    async with make_aio_engine().connect() as conn:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            await conn.execute(select(items).where(items.c.n == 1))
+    assert [w.category for w in caught] == [ScanWarning]
+
+
+async def test_text_executes_as_the_statement_it_becomes(aio_engine, items):
+    async with aio_engine.begin() as conn:
+        await conn.execute(insert(items), rows_of(items, "t"))
+    async with aio_engine.connect() as conn:
+        sql = text(f'SELECT sk, n FROM "{items.name}" WHERE pk = :pk AND n >= :low')
+        found = (await conn.execute(sql, {"pk": "t", "low": 1})).all()
+    assert sorted(found) == [("s1", 1), ("s2", 2)]
+
+
+async def test_stream_reads_one_page_per_partition_consumed(aio_engine, calls, items):
+    rows = [{"pk": "p", "sk": f"s{i:02}", "n": i, "name": None} for i in range(10)]
+    async with aio_engine.begin() as conn:
+        await conn.execute(insert(items), rows)
+    calls.clear()
+    async with aio_engine.connect() as conn:
+        query = select(items.c.n).where(items.c.pk == "p").execution_options(dynamodb_page_size=4)
+        result = await conn.stream(query)
+        partitions = result.partitions(4)
+        first = await partitions.__anext__()
+        assert (first, calls["ExecuteStatement"]) == ([(0,), (1,), (2,), (3,)], 1)
+        rest = [row for partition in [p async for p in partitions] for row in partition]
+    assert rest == [(n,) for n in range(4, 10)]
+    assert calls["ExecuteStatement"] == 3  # 4 + 4 + 2 items: the third page has no NextToken
+
+
+async def test_run_sync_creates_and_drops_tables(aio_engine, raw, table_name):
+    metadata = MetaData()
+    Table(table_name, metadata, Column("pk", String, primary_key=True), Column("n", Integer))
+    async with aio_engine.begin() as conn:
+        await conn.run_sync(metadata.create_all)
+    described = raw.describe_table(TableName=table_name)["Table"]
+    assert described["KeySchema"] == [{"AttributeName": "pk", "KeyType": "HASH"}]
+    async with aio_engine.begin() as conn:
+        assert await conn.run_sync(lambda sync: sync.dialect.has_table(sync, table_name))
+        await conn.run_sync(metadata.drop_all)
+    assert table_name not in raw.list_tables()["TableNames"]
+
+
+async def test_explain_and_paginate_run_through_run_sync(aio_engine, items):
+    async with aio_engine.begin() as conn:
+        await conn.execute(insert(items), rows_of(items, "g"))
+    query = select(items.c.sk).where(items.c.pk == "g")
+    async with aio_engine.connect() as conn:
+        plan = await conn.run_sync(sa_dynamo.explain, query)
+        first = await conn.run_sync(sa_dynamo.paginate, query, 2)
+        second = await conn.run_sync(sa_dynamo.paginate, query, 2, first.next)
+    assert (plan.operation, plan.key_condition) == ("Query", '"pk" = ?')
+    assert (first.rows, second.rows, second.next) == ([("s0",), ("s1",)], [("s2",)], None)
+
+
+async def test_pages_are_read_from_dynamodb_json_on_aiobotocore(aio_engine, items):
+    """The fast path of values.py (botocore's before-parse event) fires on aiobotocore too."""
+    async with aio_engine.begin() as conn:
+        await conn.execute(insert(items), [{"pk": "w", "sk": "s", "n": 1, "name": "x"}])
+    async with aio_engine.connect() as conn:
+        driver = (await conn.get_raw_connection()).dbapi_connection
+        body = {"Statement": f'SELECT * FROM "{items.name}" WHERE "pk" = ?', "Parameters": [{"S": "w"}]}
+        page = await greenlet_spawn(driver._read, body)
+    assert page[values.WIRE_ITEMS] is True
+    assert [values.deserialize_wire(item["n"]) for item in page["Items"]] == [1]
