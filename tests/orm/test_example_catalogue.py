@@ -18,6 +18,13 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "catalogue.py"
 
 
 @pytest.fixture(scope="module")
+def driver() -> str:
+    """The example maps its classes once per process, on a fixed table name: it runs on boto3 only
+    (tests/aio and the other ORM modules cover the async driver)."""
+    return "boto3"
+
+
+@pytest.fixture(scope="module")
 def catalogue(engine):
     spec = importlib.util.spec_from_file_location("catalogue_example", EXAMPLE)
     module = importlib.util.module_from_spec(spec)
