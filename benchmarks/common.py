@@ -17,6 +17,8 @@ from sqlalchemy.dialects import registry
 
 from sa_dynamo.dbapi import LOCAL_CREDENTIALS
 
+from .floor import Floor
+
 # PyDynamoDB registers a SQLAlchemy dialect under the same name; make "dynamodb://" ours.
 DIALECT = "dynamodb"
 registry.register(DIALECT, "sa_dynamo.dialect.base", "DynamoDBDialect")
@@ -54,6 +56,7 @@ class Env:
             "dynamodb", endpoint_url=self.endpoint_url, region_name=REGION, **LOCAL_CREDENTIALS
         )
         self.engine = create_engine(f"{DIALECT}://{self.endpoint_url.removeprefix('http://')}")
+        self.floor = Floor(self.endpoint_url, REGION)
 
     def table_name(self, prefix: str) -> str:
         return f"bench_{prefix}_{uuid.uuid4().hex[:6]}"
@@ -82,7 +85,8 @@ class Env:
                 pending = self.client.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
 
     def measure(self, workload: str, contender: str, work: Callable[[], Any], client: Any = None) -> Result:
-        """Median wall time of ``work`` over the repetitions, and the API calls of one run."""
+        """Median wall time of ``work`` over the repetitions, and the API calls of one run
+        (``client``: the boto3 client it uses, or the Floor)."""
         counted = client if client is not None else self.client
         counter: Counter[str] = Counter()
 
@@ -91,13 +95,17 @@ class Env:
 
         times = []
         for repetition in range(self.repetitions):
-            if repetition == 0:
+            first = repetition == 0 and not isinstance(counted, Floor)
+            if first:
                 counted.meta.events.register("before-call.dynamodb", count)
+            sent_before = self.floor.calls
             started = time.perf_counter()
             work()
             times.append(time.perf_counter() - started)
-            if repetition == 0:
+            if first:
                 counted.meta.events.unregister("before-call.dynamodb", count)
+            elif repetition == 0:
+                counter["floor"] = self.floor.calls - sent_before
         result = Result(workload, contender, statistics.median(times), sum(counter.values()))
         self.results.append(result)
         return result
