@@ -7,7 +7,8 @@ import statistics
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,6 +117,21 @@ def _item(values: dict[str, Any]) -> dict[str, Any]:
 
     serializer = TypeSerializer()
     return {k: serializer.serialize(v) for k, v in values.items()}
+
+
+@contextmanager
+def counted_calls(client: Any) -> Iterator[list[str]]:
+    """The names of the API calls ``client`` makes inside the block."""
+    calls: list[str] = []
+
+    def count(model: Any, **kwargs: Any) -> None:
+        calls.append(model.name)
+
+    client.meta.events.register("before-call.dynamodb", count)
+    try:
+        yield calls
+    finally:
+        client.meta.events.unregister("before-call.dynamodb", count)
 
 
 def engine_client(engine: Any) -> Any:
