@@ -41,13 +41,21 @@ class Floor:
         headers = {"Content-Type": CONTENT_TYPE, "X-Amz-Target": TARGET_PREFIX + operation}
         request = AWSRequest("POST", self.url, data=data, headers=headers)
         self.signer.add_auth(request)
-        self.connection.request("POST", "/", body=data, headers=dict(request.headers.items()))
-        response = self.connection.getresponse()
-        payload = response.read()
+        headers = dict(request.headers.items())
+        try:
+            payload, status = self._send(data, headers)
+        except (http.client.RemoteDisconnected, ConnectionError):  # the server closed an idle connection
+            self.connection.close()
+            payload, status = self._send(data, headers)
         self.calls += 1
-        if response.status != 200:
-            raise RuntimeError(f"{operation} answered {response.status}: {payload[:300]!r}")
+        if status != 200:
+            raise RuntimeError(f"{operation} answered {status}: {payload[:300]!r}")
         return json.loads(payload)
+
+    def _send(self, data: bytes, headers: dict[str, str]) -> tuple[bytes, int]:
+        self.connection.request("POST", "/", body=data, headers=headers)
+        response = self.connection.getresponse()
+        return response.read(), response.status
 
     def close(self) -> None:
         self.connection.close()

@@ -67,18 +67,42 @@ def table(results: list[Result]) -> str:
     for workload in dict.fromkeys(r.workload for r in results):
         rows = [r for r in results if r.workload == workload]
         base = rows[0].seconds
-        floors = [r for r in rows if r.contender.startswith(floor.NAME)]
         lines.append(f"\n{workload}")
-        for position, row in enumerate(rows):
+        for row in rows:
             calls = f"{row.calls:6d} calls" if row.calls else " " * 12
-            above = [r for r in floors if rows.index(r) <= position] or floors
-            to_floor = f"{row.seconds / above[-1].seconds:5.2f}x floor" if above else " " * 11
+            nearest = _floor_of(row, rows)
+            to_floor = f"{row.seconds / nearest.seconds:5.2f}x floor" if nearest else " " * 11
             verdict = _verdict(row, rows)
             lines.append(
                 f"  {row.contender:45s} {row.seconds * 1000:9.1f} ms  {row.seconds / base:5.2f}x  "
                 f"{to_floor}  {calls}  {row.note}{verdict}"
             )
     return "\n".join(lines)
+
+
+def markdown(results: list[Result]) -> str:
+    """The results as docs/performance.md shows them: one table per workload."""
+    lines = []
+    for workload in dict.fromkeys(r.workload for r in results):
+        rows = [r for r in results if r.workload == workload]
+        lines += [f"\n### {workload}\n", "| Contender | ms | x boto3 | x floor | Calls | Note | Verdict |"]
+        lines.append("|---|---|---|---|---|---|---|")
+        for row in rows:
+            nearest = _floor_of(row, rows)
+            to_floor = f"{row.seconds / nearest.seconds:.2f}x" if nearest else ""
+            verdict = _verdict(row, rows).strip().replace("  ", "<br>")
+            lines.append(
+                f"| {row.contender} | {row.seconds * 1000:.1f} | {row.seconds / rows[0].seconds:.2f}x | "
+                f"{to_floor} | {row.calls or ''} | {row.note} | {verdict} |"
+            )
+    return "\n".join(lines)
+
+
+def _floor_of(row: Result, rows: list[Result]) -> Result | None:
+    """The raw-HTTP floor row nearest above ``row`` in its workload (else the first below)."""
+    floors = [r for r in rows if r.contender.startswith(floor.NAME)]
+    above = [r for r in floors if rows.index(r) <= rows.index(row)]
+    return (above or floors or [None])[-1 if above else 0]
 
 
 def _verdict(row: Result, rows: list[Result]) -> str:
@@ -115,12 +139,13 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="W7's larger size (default: ten times the smaller; the issue's is 1000000, about an hour here)",
     )
+    parser.add_argument("--markdown", action="store_true", help="tables for docs/performance.md")
     args = parser.parse_args(argv)
     server = None if args.endpoint else local_server.start()
     try:
         env = Env(args.endpoint or server.endpoint_url, args.repetitions or (1 if args.quick else 5))
         run_all(env, args.quick, args.scale_items)
-        print(table(env.results))
+        print(markdown(env.results) if args.markdown else table(env.results))
     finally:
         if server is not None:
             server.stop()
