@@ -7,7 +7,8 @@ import statistics
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,8 @@ from sqlalchemy import create_engine
 from sqlalchemy.dialects import registry
 
 from sa_dynamo.dbapi import LOCAL_CREDENTIALS
+
+from .floor import Floor
 
 # PyDynamoDB registers a SQLAlchemy dialect under the same name; make "dynamodb://" ours.
 DIALECT = "dynamodb"
@@ -54,6 +57,7 @@ class Env:
             "dynamodb", endpoint_url=self.endpoint_url, region_name=REGION, **LOCAL_CREDENTIALS
         )
         self.engine = create_engine(f"{DIALECT}://{self.endpoint_url.removeprefix('http://')}")
+        self.floor = Floor(self.endpoint_url, REGION)
 
     def table_name(self, prefix: str) -> str:
         return f"bench_{prefix}_{uuid.uuid4().hex[:6]}"
@@ -82,7 +86,8 @@ class Env:
                 pending = self.client.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
 
     def measure(self, workload: str, contender: str, work: Callable[[], Any], client: Any = None) -> Result:
-        """Median wall time of ``work`` over the repetitions, and the API calls of one run."""
+        """Median wall time of ``work`` over the repetitions, and the API calls of one run
+        (``client``: the boto3 client it uses, or the Floor)."""
         counted = client if client is not None else self.client
         counter: Counter[str] = Counter()
 
@@ -91,13 +96,17 @@ class Env:
 
         times = []
         for repetition in range(self.repetitions):
-            if repetition == 0:
+            first = repetition == 0 and not isinstance(counted, Floor)
+            if first:
                 counted.meta.events.register("before-call.dynamodb", count)
+            sent_before = self.floor.calls
             started = time.perf_counter()
             work()
             times.append(time.perf_counter() - started)
-            if repetition == 0:
+            if first:
                 counted.meta.events.unregister("before-call.dynamodb", count)
+            elif repetition == 0:
+                counter["floor"] = self.floor.calls - sent_before
         result = Result(workload, contender, statistics.median(times), sum(counter.values()))
         self.results.append(result)
         return result
@@ -108,6 +117,21 @@ def _item(values: dict[str, Any]) -> dict[str, Any]:
 
     serializer = TypeSerializer()
     return {k: serializer.serialize(v) for k, v in values.items()}
+
+
+@contextmanager
+def counted_calls(client: Any) -> Iterator[list[str]]:
+    """The names of the API calls ``client`` makes inside the block."""
+    calls: list[str] = []
+
+    def count(model: Any, **kwargs: Any) -> None:
+        calls.append(model.name)
+
+    client.meta.events.register("before-call.dynamodb", count)
+    try:
+        yield calls
+    finally:
+        client.meta.events.unregister("before-call.dynamodb", count)
 
 
 def engine_client(engine: Any) -> Any:

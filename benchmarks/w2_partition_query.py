@@ -1,12 +1,16 @@
 """W2: one partition of 1,000 items into objects: the ORM vs boto3 paging + TypeDeserializer,
-PynamoDB query and PyDynamoDB."""
+the same paging over raw HTTP (the floor), PynamoDB query and PyDynamoDB."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
 
 from boto3.dynamodb.types import TypeDeserializer
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from . import floor
 from .common import Env, engine_client
 from .models import items, orm_model, pydynamodb_connection, pynamodb_model
 
@@ -20,10 +24,10 @@ def run(env: Env, size: int = 1000) -> None:
     statement = f'SELECT "pk", "sk", "n", "name", "flag" FROM "{table}" WHERE "pk" = ?'
     deserializer = TypeDeserializer()
 
-    def boto3_paging() -> list[dict]:
+    def read_all(execute_statement: Callable[..., dict]) -> list[dict]:
         rows, token = [], None
         while True:
-            page = env.client.execute_statement(
+            page = execute_statement(
                 Statement=statement, Parameters=[{"S": "P"}], **({"NextToken": token} if token else {})
             )
             rows += [{k: deserializer.deserialize(v) for k, v in item.items()} for item in page["Items"]]
@@ -37,7 +41,13 @@ def run(env: Env, size: int = 1000) -> None:
         with Session(env.engine) as session:
             return session.scalars(select(model).where(model.pk == "P")).all()
 
-    env.measure(NAME, "boto3 ExecuteStatement + TypeDeserializer", boto3_paging)
+    def floor_statement(**body: object) -> dict:
+        return env.floor.call("ExecuteStatement", body)
+
+    env.measure(
+        NAME, "boto3 ExecuteStatement + TypeDeserializer", partial(read_all, env.client.execute_statement)
+    )
+    env.measure(NAME, floor.NAME, partial(read_all, floor_statement), env.floor)
     env.measure(NAME, "sa_dynamo ORM select", orm_query, engine_client(env.engine))
     pynamo = pynamodb_model(table, env.endpoint_url)
     if pynamo is not None:

@@ -1,16 +1,19 @@
 """W3: 10,000 inserts: AUTOCOMMIT executemany (BatchExecuteStatement, SQL INSERT semantics) vs
 a raw BatchExecuteStatement loop; sa_dynamo's upsert and PynamoDB's batch_write (BatchWriteItem,
-overwrite semantics) vs a raw BatchWriteItem loop."""
+overwrite semantics) vs a raw BatchWriteItem loop; each raw loop also over raw HTTP (the floor)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import partial
 
 from boto3.dynamodb.types import TypeSerializer
 from sqlalchemy import insert
 
 from sa_dynamo import upsert
 
+from . import floor
 from .common import Env, engine_client, target
 from .models import items, orm_model, pynamodb_model
 
@@ -29,34 +32,48 @@ def run(env: Env, size: int = 10_000) -> None:
     rows = items("P", size)
     tables = {
         key: [fresh_table() for _ in range(env.repetitions)]
-        for key in ("raw", "sa", "put", "upsert", "pynamo")
+        for key in ("raw", "raw_floor", "sa", "put", "put_floor", "upsert", "pynamo")
     }
 
-    def raw_batch_execute() -> None:
-        table = tables["raw"].pop()
+    def raw_batch_execute(key: str, send: Callable[[list[dict]], object]) -> None:
+        table = tables[key].pop()
         statement = f"INSERT INTO \"{table}\" VALUE {{'pk': ?, 'sk': ?, 'n': ?, 'name': ?, 'flag': ?}}"
         for start in range(0, len(rows), 25):
             batch = [
                 {"Statement": statement, "Parameters": [serializer.serialize(v) for v in row.values()]}
                 for row in rows[start : start + 25]
             ]
-            env.client.batch_execute_statement(Statements=batch)
+            send(batch)
 
     def sa_executemany() -> None:
         model = orm_model(tables["sa"].pop())
         with env.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
             connection.execute(insert(model.__table__), rows)
 
-    def raw_batch_write() -> None:
-        table = tables["put"].pop()
+    def raw_batch_write(key: str, send: Callable[[dict], object]) -> None:
+        table = tables[key].pop()
         for start in range(0, len(rows), 25):
             requests = [
                 {"PutRequest": {"Item": {k: serializer.serialize(v) for k, v in row.items()}}}
                 for row in rows[start : start + 25]
             ]
-            env.client.batch_write_item(RequestItems={table: requests})
+            send({table: requests})
 
-    env.measure(NAME, "boto3 BatchExecuteStatement loop", raw_batch_execute)
+    env.measure(
+        NAME,
+        "boto3 BatchExecuteStatement loop",
+        partial(raw_batch_execute, "raw", lambda batch: env.client.batch_execute_statement(Statements=batch)),
+    )
+    env.measure(
+        NAME,
+        f"{floor.NAME} BatchExecuteStatement",
+        partial(
+            raw_batch_execute,
+            "raw_floor",
+            lambda batch: env.floor.call("BatchExecuteStatement", {"Statements": batch}),
+        ),
+        env.floor,
+    )
     inserted = env.measure(
         NAME, "sa_dynamo AUTOCOMMIT executemany", sa_executemany, engine_client(env.engine)
     )
@@ -68,7 +85,21 @@ def run(env: Env, size: int = 10_000) -> None:
         with env.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
             connection.execute(upsert(model.__table__), rows)
 
-    env.measure(NAME, "boto3 BatchWriteItem loop (overwrite)", raw_batch_write)
+    env.measure(
+        NAME,
+        "boto3 BatchWriteItem loop (overwrite)",
+        partial(raw_batch_write, "put", lambda requests: env.client.batch_write_item(RequestItems=requests)),
+    )
+    env.measure(
+        NAME,
+        f"{floor.NAME} BatchWriteItem",
+        partial(
+            raw_batch_write,
+            "put_floor",
+            lambda requests: env.floor.call("BatchWriteItem", {"RequestItems": requests}),
+        ),
+        env.floor,
+    )
     env.measure(NAME, "sa_dynamo upsert (overwrite)", sa_upsert, engine_client(env.engine))
     models = [pynamodb_model(table, env.endpoint_url) for table in tables["pynamo"]]
     if models[0] is not None:

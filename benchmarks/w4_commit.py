@@ -1,5 +1,5 @@
 """W4: session.commit() of 100 new objects: one ExecuteTransaction, against boto3 sending the
-same 100 INSERTs as one ExecuteTransaction."""
+same 100 INSERTs as one ExecuteTransaction, and the same over raw HTTP (the floor)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import uuid
 from boto3.dynamodb.types import TypeSerializer
 from sqlalchemy.orm import Session
 
+from . import floor
 from .common import Env, engine_client, target
 from .models import items, orm_model
 
@@ -20,14 +21,17 @@ def run(env: Env, size: int = 100) -> None:
     serializer = TypeSerializer()
     statement = f"INSERT INTO \"{table}\" VALUE {{'pk': ?, 'sk': ?, 'n': ?, 'name': ?, 'flag': ?}}"
 
+    def transaction() -> list[dict]:
+        return [
+            {"Statement": statement, "Parameters": [serializer.serialize(v) for v in row.values()]}
+            for row in items(uuid.uuid4().hex, size)
+        ]
+
     def boto3_transaction() -> None:
-        rows = items(uuid.uuid4().hex, size)
-        env.client.execute_transaction(
-            TransactStatements=[
-                {"Statement": statement, "Parameters": [serializer.serialize(v) for v in row.values()]}
-                for row in rows
-            ]
-        )
+        env.client.execute_transaction(TransactStatements=transaction())
+
+    def floor_transaction() -> None:
+        env.floor.call("ExecuteTransaction", {"TransactStatements": transaction()})
 
     model = orm_model(table)
 
@@ -37,5 +41,6 @@ def run(env: Env, size: int = 100) -> None:
             session.commit()
 
     env.measure(NAME, "boto3 ExecuteTransaction", boto3_transaction)
+    env.measure(NAME, floor.NAME, floor_transaction, env.floor)
     commit = env.measure(NAME, "sa_dynamo session.commit", session_commit, engine_client(env.engine))
     commit.verdict = target(commit.calls == 1, f"exactly one ExecuteTransaction: {commit.calls} calls")

@@ -3,24 +3,90 @@ It asserts what the run produced, never how long it took."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
-from benchmarks import run
+import pytest
+
+from benchmarks import (
+    floor,
+    run,
+    w1_point_reads,
+    w2_partition_query,
+    w3_bulk_insert,
+    w4_commit,
+    w7_scale,
+    w8_fixed_costs,
+)
+from benchmarks.common import Env
 
 
-def test_every_workload_runs_and_reports_its_ratios(endpoint_url, capsys):
-    assert run.main(["--quick", "--endpoint", endpoint_url]) == 0
-    printed = capsys.readouterr().out
+@pytest.fixture(scope="module")
+def quick_run(endpoint_url):
+    """One quick run of every workload (tiny sizes), shared by the tests below."""
+    env = Env(endpoint_url, 1)
+    run.run_all(env, quick=True)
+    return env
+
+
+def test_every_workload_runs_and_reports_its_ratios(quick_run):
+    printed = run.table(quick_run.results)
     for workload in run.WORKLOADS:
         assert workload.NAME in printed
     for contender in (
         "boto3 GetItem",
+        floor.NAME,
         "sa_dynamo session.get",
         "sa_dynamo AUTOCOMMIT executemany",
         "sa_dynamo session.commit",
+        "paginate(10)",
+        "COUNT over 2,000 items",
     ):
         assert contender in printed
-    assert "cache hits" in printed and "peak" in printed
+    assert "cache hits" in printed and "peak" in printed and "x floor" in printed
+
+
+def test_each_workload_makes_the_fewest_requests(quick_run):
+    """Call counts, not timings: each contender sends the fewest requests its work allows."""
+    calls = {(r.workload, r.contender): r.calls for r in quick_run.results}
+    reads = run.QUICK[w1_point_reads]
+    for contender in (floor.NAME, "sa_dynamo Core select().one()", "sa_dynamo session.get"):
+        assert calls[w1_point_reads.NAME, contender] == reads, contender  # one GetItem/ExecuteStatement each
+    assert calls[w2_partition_query.NAME, "sa_dynamo ORM select"] == 1  # the partition fits one page
+    batches = math.ceil(run.QUICK[w3_bulk_insert] / 25)
+    for contender in (
+        "sa_dynamo AUTOCOMMIT executemany",
+        "sa_dynamo upsert (overwrite)",
+        floor.NAME + " BatchWriteItem",
+    ):
+        assert calls[w3_bulk_insert.NAME, contender] == batches, contender
+    assert calls[w4_commit.NAME, "sa_dynamo session.commit"] == 1
+    small = run.QUICK[w7_scale]
+    assert calls[w7_scale.NAME, f"stream {small:,} items, yield_per(1000)"] == 1
+    streamed = 10 * small  # in pages of ten batches of yield_per(1000)
+    assert calls[w7_scale.NAME, f"stream {streamed:,} items, yield_per(1000)"] == math.ceil(streamed / 10_000)
+    assert calls[w7_scale.NAME, f"COUNT over {10 * small:,} items"] == 1  # keys only: one 1 MB page
+    paged = next(r for r in quick_run.results if r.contender.startswith("paginate") and r.verdict)
+    assert "[meets target one call per page" in paged.verdict
+    assert calls[w8_fixed_costs.NAME, "session.commit of 1 object(s)"] == 1
+    assert calls[w8_fixed_costs.NAME, "session.commit of 100 object(s)"] == 1
+    gets = run.QUICK[w8_fixed_costs]
+    assert calls[w8_fixed_costs.NAME, f"{gets} session.get in a transaction that wrote elsewhere"] == gets
+
+
+def test_every_scale_workload_prints_a_verdict(quick_run):
+    verdicts = [r.verdict for r in quick_run.results if r.workload in (w7_scale.NAME, w8_fixed_costs.NAME)]
+    printed = " ".join(verdicts)
+    for what in (
+        "time per item flat",
+        "< 50 MB",
+        "COUNT per item flat",
+        "time per page flat",
+        "one call per page",
+        "cost per object flat",
+        "the reads outside",
+    ):
+        assert what in printed
 
 
 def test_the_hot_path_profile_runs(capsys):

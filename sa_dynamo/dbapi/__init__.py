@@ -125,6 +125,22 @@ def loopback_defaults(
     return region_name, credentials
 
 
+def lean_client_config(session: Any) -> dict[str, Any]:
+    """botocore options that spare every request work the driver makes unnecessary (a user's
+    ``client_config`` overrides each): no parameter validation, since the driver builds every
+    request itself from values it has checked (values.py, validate.py) and DynamoDB still
+    refuses what is wrong; and a User-Agent built once, not again for every request."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ours = f" sa-dynamo/{version('sa-dynamo')}"
+    except PackageNotFoundError:  # run from a source tree without being installed
+        ours = ""
+    # botocore appends the session's user_agent_extra to this itself
+    base = session.user_agent().removesuffix(f" {session.user_agent_extra}")
+    return {"parameter_validation": False, "user_agent": f"{base}{ours}"}
+
+
 def connect(
     endpoint_url: str | None = None,
     region_name: str | None = None,
@@ -140,15 +156,15 @@ def connect(
     ``hide_parameters``: keep parameter values out of every message the driver writes."""
     if client is None:
         import boto3
+        import botocore.session
         from botocore.config import Config
 
-        session = (
-            boto3.session.Session(profile_name=profile_name) if profile_name else boto3.session.Session()
-        )
+        core = botocore.session.get_session()
+        session = boto3.session.Session(botocore_session=core, profile_name=profile_name or None)
         region_name, credentials = loopback_defaults(
             endpoint_url, region_name or session.region_name, credentials, session.get_credentials
         )
-        config = Config(**(client_config or {}))
+        config = Config(**{**lean_client_config(core), **(client_config or {})})
         try:
             client = session.client(
                 "dynamodb", endpoint_url=endpoint_url, region_name=region_name, config=config, **credentials

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import statement as stmt
-from .errors import DataError
+from .errors import DataError, ProgrammingError
 from .values import WIRE_ITEMS, deserialize, deserialize_wire
 
 if TYPE_CHECKING:
@@ -120,6 +120,10 @@ class Pages:
         """Complete a SELECT's request; the projected names (None for ``SELECT *``) without the
         ``hidden_columns`` trailing ones, which are read but not returned."""
         if page_size is not None:
+            if int(page_size) < 1:
+                raise ProgrammingError(
+                    f"page_size (DynamoDB's Limit: items evaluated per request) must be 1 or more, not {page_size!r}"
+                )
             body["Limit"] = int(page_size)
         if consistent_read:
             body["ConsistentRead"] = True

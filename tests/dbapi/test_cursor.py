@@ -157,7 +157,7 @@ def test_consistent_read_and_parameters_reach_the_request(
 
 def test_page_size_below_one_is_a_programming_error(cur: dbapi.Cursor, table: Table) -> None:
     cur.page_size = 0
-    with pytest.raises(dbapi.ProgrammingError, match="Invalid value for parameter Limit"):
+    with pytest.raises(dbapi.ProgrammingError, match="must be 1 or more, not 0"):
         cur.execute(f'SELECT * FROM {table.ref} WHERE "pk" = ?', ["a"])
 
 
