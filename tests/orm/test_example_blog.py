@@ -3,40 +3,24 @@ Query, never a Scan, and returns exactly the expected objects."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+from support.examples import loaded_example
 
 import sa_dynamo
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "blog.py"
 TYPED = 'AND ("$type" IN [?])'
 
 
 @pytest.fixture(scope="module")
 def driver() -> str:
-    """The example maps its classes once per process, on a fixed table name: it runs on boto3 only
-    (tests/aio and the other ORM modules cover the async driver)."""
-    return "boto3"
+    return "boto3"  # see loaded_example
 
 
 @pytest.fixture(scope="module")
 def blog(engine):
-    spec = importlib.util.spec_from_file_location("blog_example", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its annotations are resolved in its own namespace
-    spec.loader.exec_module(module)
-    module.Base.metadata.create_all(engine)
-    with Session(engine) as session:
-        module.sample(session)
-    yield module
-    module.Base.metadata.drop_all(engine)
-    module.Base.registry.dispose()
-    del sys.modules[spec.name]
+    yield from loaded_example("blog", engine)
 
 
 @pytest.fixture
