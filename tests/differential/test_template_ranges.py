@@ -116,3 +116,30 @@ def test_ranges_on_order_keeping_templates_return_sqlites_rows(both, source, cat
         assert plan.operation == "Query" and plan.index == ("by_price" if source == "price" else "by_date")
         got = sorted(p.sku for p in session.scalars(query.execution_options(dynamodb_scan="error")))
     assert got == expected
+
+
+SKUS = [f"s{n:02d}" for n in range(85)]  # s80-s84 are not stored
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    skus=st.lists(st.sampled_from(SKUS), min_size=1, max_size=12),
+    categories=st.sets(st.sampled_from(CATEGORIES), max_size=2),
+)
+def test_in_lists_of_template_sources_return_sqlites_rows(both, skus, categories):
+    """An IN list on the source of a templated partition key (pk = "PRODUCT#{sku}") reads the
+    partitions it names, never the table, with SQLite's rows (repeated and absent keys too)."""
+    sqlite, dynamodb, Product = both
+    table = Product.__table__
+    with sqlite.connect() as conn:
+        core = select(table.c.sku).where(table.c.sku.in_(skus))
+        if categories:
+            core = core.where(table.c.category.in_(sorted(categories)))
+        expected = sorted(conn.scalars(core))
+    query = select(Product).where(Product.sku.in_(skus))
+    if categories:
+        query = query.where(Product.category.in_(sorted(categories)))
+    with Session(dynamodb) as session:
+        assert sa_dynamo.explain(session, query).operation != "Scan"
+        got = sorted(p.sku for p in session.scalars(query.execution_options(dynamodb_scan="error")))
+    assert got == expected
