@@ -29,7 +29,7 @@ from .errors import (
     in_row,
     report_partial,
 )
-from .values import deserialize
+from .values import deserialize_item
 from .writes import Write
 
 if TYPE_CHECKING:
@@ -233,11 +233,11 @@ def stored_as_sent(connection: Connection, writes: list[Write]) -> list[bool]:
     for write in writes:
         keys.setdefault(write.table, []).append(dict(write.key))
     stored = [
-        (table, _plain(item))
+        (table, deserialize_item(item))
         for table, table_keys in keys.items()
         for item in read_items(connection, table, table_keys)
     ]
-    written = [(write.table, _plain(write.values)) in stored for write in writes]
+    written = [(write.table, deserialize_item(write.values)) in stored for write in writes]
     if any(written):
         log.info(
             "%d of %d INSERTs that reported a duplicate key after a resend found their item stored "
@@ -337,11 +337,6 @@ def _until_processed(
 def _pause(attempt: int) -> None:
     """Back off before resending what DynamoDB throttled or left unprocessed."""
     time.sleep(min(0.05 * 2**attempt, 2.0))
-
-
-def _plain(item: dict[str, Any]) -> dict[str, Any]:
-    """An item as Python values, so that equal items compare equal (1.0 = 1, sets unordered)."""
-    return {name: deserialize(value) for name, value in item.items()}
 
 
 def _batch_rowcount(kind: str, operation: str, answer: dict[str, Any]) -> int:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from . import batch
 from .errors import OperationalError
 from .ordering import Order, sort_rows
-from .values import deserialize
+from .values import deserialize_item
 
 if TYPE_CHECKING:
     from .paging import Pages
@@ -61,7 +61,7 @@ class ClientRead(NamedTuple):
         items, pages.pages = batch.read(pages.connection, reads)
         pages.items_read = len(items)
         if self.keep is not None:
-            items = [item for item in items if self.keep({k: deserialize(v) for k, v in item.items()})]
+            items = [item for item in items if self.keep(deserialize_item(item))]
         return items
 
     def finish(self, pages: Pages, names: list[str], rows: list[tuple]) -> tuple[list[str], list[tuple]]:

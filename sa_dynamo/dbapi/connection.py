@@ -208,7 +208,7 @@ class Connection:
             needs_committed = before is None or before.kind == "UPDATE"
             committed = self._committed_item(write.table, write.key) if needs_committed else None
             current = committed if before is None else overlay.image(before, committed)
-            if current is None or not matches(overlay.python(current)):
+            if current is None or not matches(values.deserialize_item(current)):
                 self._executed += 1
                 return 0
             if earlier is not None:  # its WHERE held for the item as this transaction left it

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from . import statement as stmt
 from .errors import NotSupportedError
 from .paging import keys_of, projection
-from .values import deserialize
+from .values import deserialize, deserialize_item
 from .writes import Write
 
 if TYPE_CHECKING:
@@ -46,11 +46,6 @@ def image(write: Write, committed: Item | None) -> Item | None:
     for name in write.removes:
         item.pop(name, None)
     return item
-
-
-def python(item: Mapping[str, Any]) -> dict[str, Any]:
-    """An item as the values a predicate reads."""
-    return {name: deserialize(value) for name, value in item.items()}
 
 
 def equality_test(names: list[str] | None, parameters: list[dict]) -> Callable[[dict], bool] | None:
@@ -96,7 +91,7 @@ def merge(
         if (
             written is not None
             and all(name in written for name in source.required)
-            and matches(python(written))
+            and matches(deserialize_item(written))
         ):
             merged.append(written)
             changed = True

@@ -140,6 +140,12 @@ def _other(value: Mapping[str, Any], binary: Callable[[Any], bytes], nested: Cal
     return _deserializer.deserialize(value)  # its error for what is not an AttributeValue
 
 
+def deserialize_item(item: Mapping[str, Any]) -> dict[str, Any]:
+    """An item's AttributeValues as Python values, so that equal items compare equal (1.0 = 1,
+    sets unordered) and a predicate can read them."""
+    return {name: deserialize(value) for name, value in item.items()}
+
+
 # -- the DynamoDB-JSON fast path ----------------------------------------------------------------
 
 # Marks a response whose Items are DynamoDB's JSON, taken before botocore's parser
