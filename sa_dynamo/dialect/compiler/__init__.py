@@ -1,6 +1,9 @@
-"""The dialect's compilers: statements.py (SELECT/INSERT/UPDATE/DELETE), conditions.py (WHERE
-tests), normal_form.py (the condition tree in SQL's three-valued logic), access_path.py (index
-choice), templates.py (what the execution finishes in the text)."""
+"""The dialect's one compiler, a class per concern: statements.py (the compiler and SELECT),
+writes.py (INSERT/UPDATE/DELETE), where.py (a statement's table and WHERE: key conditions and the
+filter), conditions.py (each WHERE test), like.py (LIKE as begins_with), expressions.py (values,
+paths, functions), client_side.py (what the driver finishes), normal_form.py (the condition tree
+in SQL's three-valued logic), predicate.py (the same tree as a Python test), access_path.py
+(index choice), templates.py (what the execution finishes in the text)."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from typing import Any
 
 from sqlalchemy.sql import compiler
 
-from .conditions import like_prefix
+from .like import like_prefix
 from .statements import DynamoDBCompiler
 from .templates import DMLTemplate, not_in_as_chain, operator_count
 

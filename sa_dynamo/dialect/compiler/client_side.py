@@ -19,7 +19,7 @@ from sqlalchemy.sql import elements, operators
 from ...plan import Plan
 from ..key_schema import KeySchema
 from .access_path import attribute_names
-from .conditions import refuse
+from .expressions import refuse
 from .normal_form import is_column, is_on, is_partition_or
 from .predicate import predicate_of
 
@@ -45,6 +45,19 @@ class BatchGet:
     hidden: int
     plan: Plan
     keep: Any
+
+    def distinct_keys(self, values: Any) -> list[Any]:
+        """The keys read, each once (SQL's IN is membership; DynamoDB refuses a call that
+        names one key twice): tuples of the key's width, or partition-key values."""
+        if not self.always:
+            return list(dict.fromkeys(values))
+        keys = [tuple(key) if isinstance(key, (tuple, list)) else (key,) for key in values]
+        if any(len(key) != self.width for key in keys):
+            refuse(
+                "a key of the wrong length in tuple_(...).in_()",
+                f"give each key as a tuple of {self.width} values, in the tuple's order",
+            )
+        return list(dict.fromkeys(keys))
 
 
 @dataclass(frozen=True)

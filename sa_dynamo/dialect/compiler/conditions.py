@@ -1,18 +1,19 @@
-"""WHERE expressions: each test of the normal form (normal_form.py) as PartiQL, with the guards
-SQL's three-valued logic needs, the checks only values can decide recorded for the execution,
-and a CompileError naming any construct DynamoDB cannot evaluate."""
+"""WHERE tests: each test of the normal form (normal_form.py) as PartiQL, with the guards SQL's
+three-valued logic needs, the checks only values can decide recorded for the execution, and a
+CompileError naming any operator or operand DynamoDB cannot evaluate."""
 
 from __future__ import annotations
 
 import contextlib
-import re
-from typing import Any, NoReturn
+from typing import Any
 
-from sqlalchemy import String, TypeDecorator, exc, false, true
-from sqlalchemy.sql import compiler, elements, functions, operators, sqltypes
+from sqlalchemy import String, false, true
+from sqlalchemy.sql import elements, functions, operators, sqltypes
 
-from ...limits import FUNCTIONS, MAX_IN_OPERANDS, MAX_PARTITION_KEYS
+from ...limits import MAX_IN_OPERANDS, MAX_PARTITION_KEYS
 from ...sqlalchemy_private import retyped
+from .expressions import ExpressionCompiler
+from .like import LIKE_METHODS, LikeEscaped, LikePrefix
 from .normal_form import (
     COMPARISON,
     _attribute_first,
@@ -42,67 +43,8 @@ SUPPORTED_BINARY = {
 }
 
 
-def refuse(what: str, instead: str) -> NoReturn:
-    raise exc.CompileError(f"DynamoDB PartiQL cannot express {what}: {instead}")
-
-
-COUNT_ROWS = "\x00count\x00"
-
-
 def _operator_name(op: Any) -> str:
     return getattr(op, "__name__", str(op)).rstrip("_")
-
-
-_LIKE_METHODS = {"begins_with": "startswith", "contains": "contains"}
-
-
-class _LikeEscaped(TypeDecorator):
-    """A startswith()/contains() value with LIKE escapes (autoescape=True, escape=...), sent
-    with them removed: DynamoDB's begins_with and contains have no wildcards to escape."""
-
-    impl = String
-    cache_ok = True
-
-    def __init__(self, escape: str):
-        super().__init__()
-        self.escaped = re.compile(re.escape(escape) + "(.)", re.DOTALL)
-
-    def process_bind_param(self, value: Any, dialect: Any) -> Any:
-        return value if value is None else self.escaped.sub(r"\1", value)
-
-
-def like_prefix(pattern: str, escape: str | None) -> str | None:
-    """The literal prefix a LIKE pattern tests for (``'abc%'``: ``abc``), or None when the pattern
-    is anything else: DynamoDB's begins_with is the only pattern match it has."""
-    prefix: list[str] = []
-    characters = iter(enumerate(pattern))
-    for position, character in characters:
-        if character == escape:
-            escaped = next(characters, None)
-            if escaped is None:
-                return None
-            prefix.append(escaped[1])
-        elif character == "%" and position == len(pattern) - 1:
-            return "".join(prefix)
-        elif character in "%_":
-            return None
-        else:
-            prefix.append(character)
-    return None
-
-
-class _LikePrefix(TypeDecorator):
-    """A LIKE pattern sent as the prefix begins_with tests for (checked per execution)."""
-
-    impl = String
-    cache_ok = True
-
-    def __init__(self, escape: str | None):
-        super().__init__()
-        self.escape = escape
-
-    def process_bind_param(self, value: Any, dialect: Any) -> Any:
-        return like_prefix(value, self.escape) if isinstance(value, str) else value
 
 
 _ORDERINGS = {
@@ -123,26 +65,8 @@ _STRING_TESTS = {
 }
 
 
-def _keys(batch: Any, values: Any) -> list[Any]:
-    """A batch read's keys, each once (SQL's IN is membership; DynamoDB refuses a call that
-    names one key twice): tuples of the key's width, or partition-key values."""
-    if not batch.always:
-        return list(dict.fromkeys(values))
-    keys = [tuple(key) if isinstance(key, (tuple, list)) else (key,) for key in values]
-    if any(len(key) != batch.width for key in keys):
-        refuse(
-            "a key of the wrong length in tuple_(...).in_()",
-            f"give each key as a tuple of {batch.width} values, in the tuple's order",
-        )
-    return list(dict.fromkeys(keys))
-
-
-class ConditionCompiler(compiler.SQLCompiler):
-    """The WHERE half of the DynamoDB compiler (statements.py holds the statements)."""
-
-    _refuse = staticmethod(refuse)
-
-    # -- WHERE expressions ----------------------------------------------------------------
+class ConditionCompiler(ExpressionCompiler):
+    """Each test a WHERE holds (where.py arranges them into key conditions and a filter)."""
 
     @staticmethod
     def _is_key(clause: Any) -> bool:
@@ -282,7 +206,9 @@ class ConditionCompiler(compiler.SQLCompiler):
     def _literal_execute_expanding_parameter(self, name, parameter, values, **kw):
         batch = self.dynamodb_batch_get
         if batch is not None and name == batch.keys:
-            return super()._literal_execute_expanding_parameter(name, parameter, _keys(batch, values), **kw)
+            return super()._literal_execute_expanding_parameter(
+                name, parameter, batch.distinct_keys(values), **kw
+            )
         # A repeated partition key would return its partition twice; IN means membership.
         with contextlib.suppress(TypeError):  # unhashable values (documents) stay as given
             values = list(dict.fromkeys(values))
@@ -324,16 +250,16 @@ class ConditionCompiler(compiler.SQLCompiler):
         escape = binary.modifiers.get("escape")
         if like:
             # LIKE 'prefix%' is begins_with(x, 'prefix'); any other pattern is refused per execution.
-            right = retyped(right, _LikePrefix(escape))
+            right = retyped(right, LikePrefix(escape))
         elif escape is not None:
             # begins_with/contains take the value literally: undo the LIKE escaping.
-            right = retyped(right, _LikeEscaped(escape))
+            right = retyped(right, LikeEscaped(escape))
         text = f"{name}({self.process(binary.left, **kw)}, {self.process(right, **kw)})"
         if like:
             self.dynamodb_like_patterns[self.bind_names[right]] = escape
         elif escape is None and has_affinity(binary.left.type, String):
             # SQL reads % and _ in a LIKE pattern as wildcards: checked per execution
-            self.dynamodb_like_parameters[self.bind_names[right]] = _LIKE_METHODS[name]
+            self.dynamodb_like_parameters[self.bind_names[right]] = LIKE_METHODS[name]
         self._record_key_values(binary, right)
         return text
 
@@ -359,65 +285,6 @@ class ConditionCompiler(compiler.SQLCompiler):
         self._unordered("NOT contains()")
         return self._guarded(binary, f"NOT {self._function_of_value('contains', binary, **kw)}", **kw)
 
-    def _path_step(self, binary, **kw) -> str:
-        key = binary.right
-        if not isinstance(key, elements.BindParameter):
-            self._refuse("a JSON path with a computed key", "index JSON with a Python str or int")
-        step = self.process(key, literal_execute=True, **kw)
-        return f"[{step}]"
-
-    def visit_json_getitem_op_binary(self, binary, operator, **kw):
-        # A literal path step (rendered per execution, so the statement cache stays correct):
-        # "doc"['a'][0]. DynamoDB cannot take a parameter inside a path.
-        return self.process(binary.left, **kw) + self._path_step(binary, **kw)
-
-    def visit_json_path_getitem_op_binary(self, binary, operator, **kw):
-        # doc[("a", 0)]: the whole path rendered per execution, "doc"['a'][0] (see render_literal_value)
-        if not isinstance(binary.right, elements.BindParameter):
-            self._refuse("a JSON path with a computed key", "index JSON with a tuple of str and int")
-        return self.process(binary.left, **kw) + self.process(binary.right, literal_execute=True, **kw)
-
-    def render_literal_value(self, value, type_):
-        if isinstance(type_, sqltypes.JSON.JSONPathType):
-            if isinstance(value, (str, int)):
-                value = (value,)
-            steps = []
-            for step in value:
-                if isinstance(step, bool) or not isinstance(step, (str, int)):
-                    self._refuse(f"the JSON path step {step!r}", "use str keys and int list positions")
-                step_type = sqltypes.Integer() if isinstance(step, int) else sqltypes.String()
-                steps.append(f"[{super().render_literal_value(step, step_type)}]")
-            return "".join(steps)
-        return super().render_literal_value(value, type_)
-
-    def visit_function(self, func, **kw):
-        name = func.name.lower()
-        if name == "count":
-            return self._count(func, **kw)
-        arity = FUNCTIONS.get(name)
-        if arity is None:
-            self._refuse(
-                f"the SQL function {func.name}()",
-                f"DynamoDB offers {', '.join(sorted(FUNCTIONS))}; compute anything else in Python",
-            )
-        arguments = list(func.clauses)
-        if len(arguments) != arity:
-            self._refuse(f"{name}() with {len(arguments)} arguments", f"{name} takes {arity}")
-        return f"{name}({', '.join(self.process(a, **kw) for a in arguments)})"
-
-    def _count(self, func, within_columns_clause=False, **kw) -> str:
-        """COUNT is computed by the driver while it pages through the matching items: the
-        statement projects the partition key (count(*)) or the counted attribute."""
-        arguments = list(func.clauses)
-        if not within_columns_clause or self.stack[1:] or len(arguments) > 1:
-            self._refuse("COUNT here", "use select(func.count()).select_from(table).where(...) on its own")
-        counted = arguments[0] if arguments else None
-        if isinstance(counted, elements.ColumnClause) and not counted.is_literal:
-            self.dynamodb_count = "values"
-            return self.process(counted, **kw)
-        self.dynamodb_count = "rows"  # COUNT(), COUNT(*), COUNT(1)
-        return COUNT_ROWS
-
     def visit_unary(self, unary, **kw):
         if unary.operator is operators.inv:
             return self.process(_negated(unary.element), **kw)
@@ -434,21 +301,3 @@ class ConditionCompiler(compiler.SQLCompiler):
             if not isinstance(clauselist, elements.ClauseList):
                 return self.process(clauselist, **kw)
         return super().visit_clauselist(clauselist, **kw)
-
-    def visit_cast(self, cast, **kw):
-        self._refuse("CAST", "convert the value in Python before comparing")
-
-    def visit_case(self, clause, **kwargs):
-        self._refuse("CASE", "compute it in Python")
-
-    def visit_join(self, join, asfrom=False, **kwargs):
-        self._refuse("JOIN", "query each table on its own key; model one-to-many inside an item collection")
-
-    def visit_compound_select(self, cs, asfrom=False, compound_index=None, **kwargs):
-        self._refuse("UNION/INTERSECT/EXCEPT", "run the queries separately and combine the rows in Python")
-
-    def visit_cte(self, cte, **kwargs):
-        self._refuse("a common table expression (WITH)", "run the inner query separately")
-
-    def visit_over(self, over, **kwargs):
-        self._refuse("a window function", "compute it in Python")

@@ -1,11 +1,9 @@
-"""SQL (Core and ORM) -> PartiQL statements.
+"""SQL (Core and ORM) -> PartiQL: the compiler, its record of what the execution needs, and SELECT
+(writes.py holds INSERT/UPDATE/DELETE, where.py the WHERE both share).
 
 Strict by construction: a construct renders only if a ``visit_*`` method knows its PartiQL
 meaning; anything else is a CompileError that names it. Nothing is silently dropped.
-
-Statement shape (partiql-reference.md §0, §15): key conditions first, every other condition in
-one parenthesised group, because DynamoDB Local silently drops key conditions of some flat AND
-chains. Identifiers are always double-quoted, values always ``?`` parameters.
+Identifiers are always double-quoted, values always ``?`` parameters.
 """
 
 from __future__ import annotations
@@ -14,31 +12,26 @@ from typing import Any
 
 from sqlalchemy.sql import elements, operators, sqltypes
 from sqlalchemy.sql.schema import Table
-from sqlalchemy.sql.selectable import Join
 
-from ...constructs import Upsert
 from ...limits import MAX_OPERATORS
 from ...plan import Plan
 from ...sqlalchemy_private import (
     alternate_names,
-    crud_params,
-    dml_compile_state,
-    dml_extras,
     limit_clause,
     order_by_clauses,
-    placeholder,
     select_extras,
     where_criteria,
 )
 from ..attribute_bag import is_bag
-from ..key_schema import KeySchema, key_schema
+from ..key_schema import key_schema
 from ..types import JSONElementAs
-from .access_path import RANGE_KEY_OPERATORS, access_path
+from .access_path import access_path
 from .client_side import BatchGet, ClientOrder, ClientSideCompiler, order_columns, served
-from .conditions import COUNT_ROWS, ConditionCompiler, refuse
-from .normal_form import _is_json_element, _table_of, is_on, is_partition_or, key_tuple_in, terms_of
+from .expressions import COUNT_ROWS, refuse
+from .normal_form import _is_json_element, _table_of, key_tuple_in, terms_of
 from .predicate import predicate_of
-from .templates import DMLTemplate, _Entry, operator_count
+from .templates import DMLTemplate, operator_count
+from .writes import WriteCompiler
 
 # What to do instead of a SELECT clause PartiQL lacks.
 _SELECT_ADVICE = {
@@ -52,7 +45,7 @@ _SELECT_ADVICE = {
 }
 
 
-class DynamoDBCompiler(ClientSideCompiler, ConditionCompiler):
+class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
     """Compiles Core/ORM statements to PartiQL; records what execution needs (row limit, DML template)."""
 
     dynamodb_limit_bind: str | None = None
@@ -67,8 +60,8 @@ class DynamoDBCompiler(ClientSideCompiler, ConditionCompiler):
     dynamodb_key_between: tuple[str, str] | None = None  # a sort-key BETWEEN's bound parameters
     dynamodb_always_empty = False  # the WHERE folded to FALSE: no row can match
     dynamodb_not_in_chain = False  # NOT IN must become a chain of <> at execution
-    dynamodb_finished_plan: tuple | None = None
-    dynamodb_predicate: Any = None  # the WHERE as a Python test of an item (predicate.py)  # (plan, statement, finished plan), per execution text
+    dynamodb_finished_plan: tuple | None = None  # (plan, statement, finished plan), per execution text
+    dynamodb_predicate: Any = None  # the WHERE as a Python test of an item (predicate.py)
     _partition_key_list: str | None = None  # the expanding parameter of an IN on the partition key
     dynamodb_batch_get: BatchGet | None = None  # full keys read as a batch (client_side.py)
     dynamodb_client_order: ClientOrder | None = None  # an ORDER BY the driver applies
@@ -94,133 +87,6 @@ class DynamoDBCompiler(ClientSideCompiler, ConditionCompiler):
                     f"a statement with {operators_used} operators and functions",
                     f"DynamoDB allows {MAX_OPERATORS}; split the condition over several queries",
                 )
-
-    # -- helpers ---------------------------------------------------------------------------
-
-    def _single_table(self, from_: Any, statement: str) -> Table:
-        from_ = _table_of(from_)
-        if isinstance(from_, Table):
-            if from_.schema is not None:
-                self._refuse(
-                    f"a schema-qualified table ({from_.schema}.{from_.name})",
-                    "DynamoDB has no schemas; drop schema= from the Table",
-                )
-            return from_
-        what = "JOIN" if isinstance(from_, Join) else f"{statement} from a subquery or {type(from_).__name__}"
-        self._refuse(
-            what,
-            "query one table; joins and subqueries are not available (load related items with a "
-            "second query on their partition key; an item collection loads with lazy loading or "
-            "selectinload(), never joinedload/subqueryload)",
-        )
-
-    def _where_terms(self, criteria: Any) -> list[Any]:
-        """The WHERE's terms with constant TRUE dropped; a constant FALSE means no row can match."""
-        terms = terms_of(criteria)
-        if any(isinstance(t, elements.False_) for t in terms):
-            self.dynamodb_always_empty = True
-        return [t for t in terms if not isinstance(t, (elements.True_, elements.False_))]
-
-    def _where(
-        self, keys: KeySchema, criteria: Any, full_key: str | None = None, table_hash: Any = None, **kw: Any
-    ) -> str:
-        """WHERE text (see _render_where), and the same WHERE as a Python predicate, built after
-        the text so that a refused construct is refused in the compiler's words."""
-        terms = self._terms = self._where_terms(criteria)
-        text = self._render_where(keys, terms, full_key, table_hash, **kw)
-        self.dynamodb_predicate = (
-            (lambda item, values: False) if self.dynamodb_always_empty else predicate_of(terms)
-        )
-        return text
-
-    def _render_where(
-        self,
-        keys: KeySchema,
-        terms: list[Any],
-        full_key: str | None = None,
-        table_hash: Any = None,
-        **kw: Any,
-    ) -> str:
-        """WHERE text: the key conditions first, every other condition in one group.
-
-        With ``full_key`` (UPDATE/DELETE), equality on every key attribute is required.
-        ``table_hash`` is the table's partition key when a global index is read.
-        """
-        hash_ops = {operators.eq} if full_key else {operators.eq, operators.in_op}
-        range_ops = {operators.eq} if full_key else RANGE_KEY_OPERATORS
-        hash_term = next(
-            (
-                t
-                for t in terms
-                if is_on(t, keys.hash_key, hash_ops) or (not full_key and is_partition_or(t, keys.hash_key))
-            ),
-            None,
-        )
-        if not full_key and table_hash is None and hash_term is None:
-            hash_term = next((t for t in terms if key_tuple_in(t, keys.columns)), None)
-            self._key_list_columns = (hash_term is not None and key_tuple_in(hash_term, keys.columns)) or None
-        range_term = None
-        partition_or = hash_term is not None and is_partition_or(hash_term, keys.hash_key)
-        if hash_term is not None and self._key_list_columns is None and not partition_or:
-            range_term = next((t for t in terms if is_on(t, keys.range_key, range_ops)), None)
-        if full_key and (hash_term is None or (keys.range_key is not None and range_term is None)):
-            names = ", ".join(c.name for c in keys.columns)
-            self._refuse(
-                f"{full_key} without equality on the whole primary key ({names})",
-                f"add {' and '.join(f'{c.name} == value' for c in keys.columns)} to the WHERE clause "
-                f"(select the matching keys first to {full_key.lower()} several items)",
-            )
-        self._key_term = hash_term
-        rest = [t for t in terms if t is not hash_term and t is not range_term]
-        key_parts = (
-            [
-                self._key_list(hash_term, **kw)
-                if self._key_list_columns
-                else self.process(hash_term.self_group(against=operators.and_), **kw)
-            ]
-            if hash_term is not None
-            else []
-        )
-        if hash_term is not None and hash_term.operator is operators.in_op:
-            values = (
-                hash_term.right.element if isinstance(hash_term.right, elements.Grouping) else hash_term.right
-            )
-            self._partition_key_list = self.bind_names.get(values)
-        if range_term is not None:
-            key_parts.append(self.process(range_term, dynamodb_key_condition=True, **kw))
-        self._key_condition = " AND ".join(key_parts)
-        self._hash_pinned = hash_term is not None
-        self._whole_key = (
-            hash_term is not None
-            and hash_term.operator is operators.eq
-            and (keys.range_key is None or (range_term is not None and range_term.operator is operators.eq))
-        )
-        if not rest:
-            self._filter = ""
-            return self._key_condition
-        self._filter = " AND ".join(self._filter_term(t, len(rest) > 1, table_hash, **kw) for t in rest)
-        if len(rest) == 1 and not key_parts:
-            return self._filter
-        if not key_parts or partition_or:
-            # A scan's AND chain: DynamoDB Local drops tests of key attributes from some flat
-            # chains, even parenthesised; NOT (NOT (...)) was never wrong (partiql-reference §15).
-            # After an OR of partition keys it drops every sort-key test, a key condition or
-            # in the group (docs/partiql-findings.md): they go below NOT (NOT (...)) too.
-            guarded = f"NOT (NOT ({self._filter}))"
-            return " AND ".join([*key_parts, guarded])
-        return " AND ".join([*key_parts, f"({self._filter})"])
-
-    def _filter_term(self, term: Any, grouped: bool, table_hash: Any, **kw: Any) -> str:
-        text = self.process(term.self_group(against=operators.and_) if grouped else term, **kw)
-        if is_on(term, table_hash, {operators.in_op}):
-            # Reading a global index, DynamoDB Local returns each matching item several times
-            # for an IN on the table's partition key in the AND chain; below a NOT NOT it
-            # returns each once (docs/partiql-findings.md).
-            self._unordered(
-                f"IN on the table's partition key {table_hash.name!r} while reading a global index"
-            )
-            text = f"NOT (NOT ({text}))"
-        return text
 
     # -- SELECT ----------------------------------------------------------------------------
 
@@ -375,86 +241,11 @@ class DynamoDBCompiler(ClientSideCompiler, ConditionCompiler):
         self.process(clause)
         self.dynamodb_limit_bind = self.bind_names[clause]
 
-    # -- INSERT / UPDATE / DELETE ----------------------------------------------------------
+    def visit_join(self, join, asfrom=False, **kwargs):
+        self._refuse("JOIN", "query each table on its own key; model one-to-many inside an item collection")
 
-    def _dml_setup(self, stmt: Any, flag: str, **kw: Any) -> tuple[Any, Any, Table]:
-        compile_state = dml_compile_state(stmt, self, **kw)
-        stmt = compile_state.statement
-        if self.stack:
-            self._refuse("a nested INSERT/UPDATE/DELETE", "run it as its own statement")
-        setattr(self, flag, True)
-        self.dml_compile_state = self.dml_compile_state or compile_state
-        self.compile_state = self.compile_state or compile_state
-        extras, other_tables = dml_extras(stmt, compile_state)
-        if extras:
-            self._refuse("RETURNING, prefixes or hints on a write", "remove them")
-        if other_tables:
-            self._refuse("a multi-table UPDATE/DELETE", "update or delete each item by its key")
-        table = self._single_table(stmt.table, flag[2:].upper())
-        if table.primary_key.columns:  # pandas' to_sql, for one, inserts through a keyless Table
-            self.dynamodb_key_names = (table.name, tuple(c.name for c in key_schema(table).columns))
-        self.stack.append({"correlate_froms": {table}, "asfrom_froms": {table}, "selectable": stmt})
-        return stmt, compile_state, table
+    def visit_compound_select(self, cs, asfrom=False, compound_index=None, **kwargs):
+        self._refuse("UNION/INTERSECT/EXCEPT", "run the queries separately and combine the rows in Python")
 
-    def _entries(
-        self, stmt: Any, compile_state: Any, quote: Any, **kw: Any
-    ) -> tuple[tuple[_Entry, ...], int | None]:
-        """The entries written, and which one is an attribute bag (expanded at execution)."""
-        params = crud_params(self, stmt, compile_state, **kw)
-        if params.all_multi_params:
-            self._refuse("a multi-row VALUES clause", "pass a list of dicts to execute() (executemany)")
-        entries, bag = [], None
-        for column, _expr, value, names in params.single_params:
-            name = next(iter(names)) if len(names) == 1 else None
-            if name is None or value != placeholder(self, name):
-                self._refuse(
-                    f"an SQL expression as the value of {column.name}",
-                    "pass a plain Python value (arithmetic updates are not translated yet)",
-                )
-            if is_bag(column):
-                bag = len(entries)
-            entries.append(_Entry(quote(column.name), value))
-        if not entries:
-            self._refuse("a write without values", "give at least one column a value")
-        return tuple(entries), bag
-
-    def visit_insert(self, insert_stmt, visiting_cte=None, **kw):
-        stmt, compile_state, table = self._dml_setup(insert_stmt, "isinsert", **kw)
-        if stmt.select is not None:
-            self._refuse("INSERT ... SELECT", "select the rows first and insert them with executemany")
-        entries, bag = self._entries(stmt, compile_state, self.preparer.attribute_literal, **kw)
-        overwrite = isinstance(stmt, Upsert)
-        head = ("PUT" if overwrite else "INSERT") + " INTO " + self.preparer.format_table(table) + " VALUE"
-        self.dynamodb_plan = Plan("BatchWriteItem" if overwrite else "PutItem", table.name)
-        return self._render_with_binds(DMLTemplate("INSERT", head, entries, "", bag))
-
-    def visit_update(self, update_stmt, visiting_cte=None, **kw):
-        stmt, compile_state, table = self._dml_setup(update_stmt, "isupdate", **kw)
-        entries, bag = self._entries(stmt, compile_state, self.preparer.quote_identifier, **kw)
-        keys = {c.name for c in key_schema(table).columns}
-        for entry in entries:
-            if entry.attribute.strip('"') in keys:
-                self._refuse(
-                    f"an UPDATE of the key attribute {entry.attribute}",
-                    "DynamoDB keys are immutable; delete the item and insert it under the new key",
-                )
-        where = self._where(key_schema(table), where_criteria(stmt), full_key="UPDATE", **kw)
-        self.dynamodb_plan = Plan("UpdateItem", table.name, None, self._key_condition, self._filter)
-        head = "UPDATE " + self.preparer.format_table(table)
-        return self._render_with_binds(DMLTemplate("UPDATE", head, entries, " WHERE " + where, bag))
-
-    def visit_delete(self, delete_stmt, visiting_cte=None, **kw):
-        stmt, _compile_state, table = self._dml_setup(delete_stmt, "isdelete", **kw)
-        where = self._where(key_schema(table), where_criteria(stmt), full_key="DELETE", **kw)
-        self.dynamodb_plan = Plan("DeleteItem", table.name, None, self._key_condition, self._filter)
-        self.stack.pop(-1)
-        # A DELETE of a missing item succeeds silently; the old item tells whether one was deleted.
-        self.dynamodb_count_only = True
-        return "DELETE FROM " + self.preparer.format_table(table) + " WHERE " + where + " RETURNING ALL OLD *"
-
-    def _render_with_binds(self, template: DMLTemplate) -> str:
-        # Rendered with SQLAlchemy's own placeholders so that parameter positions are tracked;
-        # __init__ re-reads the template over the final text.
-        self.stack.pop(-1)
-        self.dynamodb_template = template
-        return template.render()
+    def visit_cte(self, cte, **kwargs):
+        self._refuse("a common table expression (WITH)", "run the inner query separately")

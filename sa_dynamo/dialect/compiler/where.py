@@ -1,0 +1,150 @@
+"""What every statement shares: the one table it reads or writes, and its WHERE, split into the
+key conditions DynamoDB reads by and one filter group, with the same WHERE as a Python predicate.
+
+Statement shape (partiql-reference.md §0, §15): key conditions first, every other condition in
+one parenthesised group, because DynamoDB Local silently drops key conditions of some flat AND
+chains.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.sql import elements, operators
+from sqlalchemy.sql.schema import Table
+from sqlalchemy.sql.selectable import Join
+
+from ..key_schema import KeySchema
+from .access_path import RANGE_KEY_OPERATORS
+from .conditions import ConditionCompiler
+from .normal_form import _table_of, is_on, is_partition_or, key_tuple_in, terms_of
+from .predicate import predicate_of
+
+
+class WhereCompiler(ConditionCompiler):
+    """A statement's table and WHERE; records the key condition, filter and plan inputs."""
+
+    def _single_table(self, from_: Any, statement: str) -> Table:
+        from_ = _table_of(from_)
+        if isinstance(from_, Table):
+            if from_.schema is not None:
+                self._refuse(
+                    f"a schema-qualified table ({from_.schema}.{from_.name})",
+                    "DynamoDB has no schemas; drop schema= from the Table",
+                )
+            return from_
+        what = "JOIN" if isinstance(from_, Join) else f"{statement} from a subquery or {type(from_).__name__}"
+        self._refuse(
+            what,
+            "query one table; joins and subqueries are not available (load related items with a "
+            "second query on their partition key; an item collection loads with lazy loading or "
+            "selectinload(), never joinedload/subqueryload)",
+        )
+
+    def _where_terms(self, criteria: Any) -> list[Any]:
+        """The WHERE's terms with constant TRUE dropped; a constant FALSE means no row can match."""
+        terms = terms_of(criteria)
+        if any(isinstance(t, elements.False_) for t in terms):
+            self.dynamodb_always_empty = True
+        return [t for t in terms if not isinstance(t, (elements.True_, elements.False_))]
+
+    def _where(
+        self, keys: KeySchema, criteria: Any, full_key: str | None = None, table_hash: Any = None, **kw: Any
+    ) -> str:
+        """WHERE text (see _render_where), and the same WHERE as a Python predicate, built after
+        the text so that a refused construct is refused in the compiler's words."""
+        terms = self._terms = self._where_terms(criteria)
+        text = self._render_where(keys, terms, full_key, table_hash, **kw)
+        self.dynamodb_predicate = (
+            (lambda item, values: False) if self.dynamodb_always_empty else predicate_of(terms)
+        )
+        return text
+
+    def _render_where(
+        self,
+        keys: KeySchema,
+        terms: list[Any],
+        full_key: str | None = None,
+        table_hash: Any = None,
+        **kw: Any,
+    ) -> str:
+        """WHERE text: the key conditions first, every other condition in one group.
+
+        With ``full_key`` (UPDATE/DELETE), equality on every key attribute is required.
+        ``table_hash`` is the table's partition key when a global index is read.
+        """
+        hash_ops = {operators.eq} if full_key else {operators.eq, operators.in_op}
+        range_ops = {operators.eq} if full_key else RANGE_KEY_OPERATORS
+        hash_term = next(
+            (
+                t
+                for t in terms
+                if is_on(t, keys.hash_key, hash_ops) or (not full_key and is_partition_or(t, keys.hash_key))
+            ),
+            None,
+        )
+        if not full_key and table_hash is None and hash_term is None:
+            hash_term = next((t for t in terms if key_tuple_in(t, keys.columns)), None)
+            self._key_list_columns = (hash_term is not None and key_tuple_in(hash_term, keys.columns)) or None
+        range_term = None
+        partition_or = hash_term is not None and is_partition_or(hash_term, keys.hash_key)
+        if hash_term is not None and self._key_list_columns is None and not partition_or:
+            range_term = next((t for t in terms if is_on(t, keys.range_key, range_ops)), None)
+        if full_key and (hash_term is None or (keys.range_key is not None and range_term is None)):
+            names = ", ".join(c.name for c in keys.columns)
+            self._refuse(
+                f"{full_key} without equality on the whole primary key ({names})",
+                f"add {' and '.join(f'{c.name} == value' for c in keys.columns)} to the WHERE clause "
+                f"(select the matching keys first to {full_key.lower()} several items)",
+            )
+        self._key_term = hash_term
+        rest = [t for t in terms if t is not hash_term and t is not range_term]
+        key_parts = (
+            [
+                self._key_list(hash_term, **kw)
+                if self._key_list_columns
+                else self.process(hash_term.self_group(against=operators.and_), **kw)
+            ]
+            if hash_term is not None
+            else []
+        )
+        if hash_term is not None and hash_term.operator is operators.in_op:
+            values = (
+                hash_term.right.element if isinstance(hash_term.right, elements.Grouping) else hash_term.right
+            )
+            self._partition_key_list = self.bind_names.get(values)
+        if range_term is not None:
+            key_parts.append(self.process(range_term, dynamodb_key_condition=True, **kw))
+        self._key_condition = " AND ".join(key_parts)
+        self._hash_pinned = hash_term is not None
+        self._whole_key = (
+            hash_term is not None
+            and hash_term.operator is operators.eq
+            and (keys.range_key is None or (range_term is not None and range_term.operator is operators.eq))
+        )
+        if not rest:
+            self._filter = ""
+            return self._key_condition
+        self._filter = " AND ".join(self._filter_term(t, len(rest) > 1, table_hash, **kw) for t in rest)
+        if len(rest) == 1 and not key_parts:
+            return self._filter
+        if not key_parts or partition_or:
+            # A scan's AND chain: DynamoDB Local drops tests of key attributes from some flat
+            # chains, even parenthesised; NOT (NOT (...)) was never wrong (partiql-reference §15).
+            # After an OR of partition keys it drops every sort-key test, a key condition or
+            # in the group (docs/partiql-findings.md): they go below NOT (NOT (...)) too.
+            guarded = f"NOT (NOT ({self._filter}))"
+            return " AND ".join([*key_parts, guarded])
+        return " AND ".join([*key_parts, f"({self._filter})"])
+
+    def _filter_term(self, term: Any, grouped: bool, table_hash: Any, **kw: Any) -> str:
+        text = self.process(term.self_group(against=operators.and_) if grouped else term, **kw)
+        if is_on(term, table_hash, {operators.in_op}):
+            # Reading a global index, DynamoDB Local returns each matching item several times
+            # for an IN on the table's partition key in the AND chain; below a NOT NOT it
+            # returns each once (docs/partiql-findings.md).
+            self._unordered(
+                f"IN on the table's partition key {table_hash.name!r} while reading a global index"
+            )
+            text = f"NOT (NOT ({text}))"
+        return text

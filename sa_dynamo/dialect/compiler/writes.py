@@ -1,0 +1,102 @@
+"""INSERT, UPDATE and DELETE: one item each, by its whole key, with the values as a template the
+execution finishes per row (templates.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.sql.schema import Table
+
+from ...constructs import Upsert
+from ...plan import Plan
+from ...sqlalchemy_private import crud_params, dml_compile_state, dml_extras, placeholder, where_criteria
+from ..attribute_bag import is_bag
+from ..key_schema import key_schema
+from .templates import DMLTemplate, _Entry
+from .where import WhereCompiler
+
+
+class WriteCompiler(WhereCompiler):
+    """The write statements of the DynamoDB compiler."""
+
+    def _dml_setup(self, stmt: Any, flag: str, **kw: Any) -> tuple[Any, Any, Table]:
+        compile_state = dml_compile_state(stmt, self, **kw)
+        stmt = compile_state.statement
+        if self.stack:
+            self._refuse("a nested INSERT/UPDATE/DELETE", "run it as its own statement")
+        setattr(self, flag, True)
+        self.dml_compile_state = self.dml_compile_state or compile_state
+        self.compile_state = self.compile_state or compile_state
+        extras, other_tables = dml_extras(stmt, compile_state)
+        if extras:
+            self._refuse("RETURNING, prefixes or hints on a write", "remove them")
+        if other_tables:
+            self._refuse("a multi-table UPDATE/DELETE", "update or delete each item by its key")
+        table = self._single_table(stmt.table, flag[2:].upper())
+        if table.primary_key.columns:  # pandas' to_sql, for one, inserts through a keyless Table
+            self.dynamodb_key_names = (table.name, tuple(c.name for c in key_schema(table).columns))
+        self.stack.append({"correlate_froms": {table}, "asfrom_froms": {table}, "selectable": stmt})
+        return stmt, compile_state, table
+
+    def _entries(
+        self, stmt: Any, compile_state: Any, quote: Any, **kw: Any
+    ) -> tuple[tuple[_Entry, ...], int | None]:
+        """The entries written, and which one is an attribute bag (expanded at execution)."""
+        params = crud_params(self, stmt, compile_state, **kw)
+        if params.all_multi_params:
+            self._refuse("a multi-row VALUES clause", "pass a list of dicts to execute() (executemany)")
+        entries, bag = [], None
+        for column, _expr, value, names in params.single_params:
+            name = next(iter(names)) if len(names) == 1 else None
+            if name is None or value != placeholder(self, name):
+                self._refuse(
+                    f"an SQL expression as the value of {column.name}",
+                    "pass a plain Python value (arithmetic updates are not translated yet)",
+                )
+            if is_bag(column):
+                bag = len(entries)
+            entries.append(_Entry(quote(column.name), value))
+        if not entries:
+            self._refuse("a write without values", "give at least one column a value")
+        return tuple(entries), bag
+
+    def visit_insert(self, insert_stmt, visiting_cte=None, **kw):
+        stmt, compile_state, table = self._dml_setup(insert_stmt, "isinsert", **kw)
+        if stmt.select is not None:
+            self._refuse("INSERT ... SELECT", "select the rows first and insert them with executemany")
+        entries, bag = self._entries(stmt, compile_state, self.preparer.attribute_literal, **kw)
+        overwrite = isinstance(stmt, Upsert)
+        head = ("PUT" if overwrite else "INSERT") + " INTO " + self.preparer.format_table(table) + " VALUE"
+        self.dynamodb_plan = Plan("BatchWriteItem" if overwrite else "PutItem", table.name)
+        return self._render_with_binds(DMLTemplate("INSERT", head, entries, "", bag))
+
+    def visit_update(self, update_stmt, visiting_cte=None, **kw):
+        stmt, compile_state, table = self._dml_setup(update_stmt, "isupdate", **kw)
+        entries, bag = self._entries(stmt, compile_state, self.preparer.quote_identifier, **kw)
+        keys = {c.name for c in key_schema(table).columns}
+        for entry in entries:
+            if entry.attribute.strip('"') in keys:
+                self._refuse(
+                    f"an UPDATE of the key attribute {entry.attribute}",
+                    "DynamoDB keys are immutable; delete the item and insert it under the new key",
+                )
+        where = self._where(key_schema(table), where_criteria(stmt), full_key="UPDATE", **kw)
+        self.dynamodb_plan = Plan("UpdateItem", table.name, None, self._key_condition, self._filter)
+        head = "UPDATE " + self.preparer.format_table(table)
+        return self._render_with_binds(DMLTemplate("UPDATE", head, entries, " WHERE " + where, bag))
+
+    def visit_delete(self, delete_stmt, visiting_cte=None, **kw):
+        stmt, _compile_state, table = self._dml_setup(delete_stmt, "isdelete", **kw)
+        where = self._where(key_schema(table), where_criteria(stmt), full_key="DELETE", **kw)
+        self.dynamodb_plan = Plan("DeleteItem", table.name, None, self._key_condition, self._filter)
+        self.stack.pop(-1)
+        # A DELETE of a missing item succeeds silently; the old item tells whether one was deleted.
+        self.dynamodb_count_only = True
+        return "DELETE FROM " + self.preparer.format_table(table) + " WHERE " + where + " RETURNING ALL OLD *"
+
+    def _render_with_binds(self, template: DMLTemplate) -> str:
+        # Rendered with SQLAlchemy's own placeholders so that parameter positions are tracked;
+        # __init__ re-reads the template over the final text.
+        self.stack.pop(-1)
+        self.dynamodb_template = template
+        return template.render()
