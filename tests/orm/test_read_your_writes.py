@@ -9,26 +9,13 @@ import pytest
 from sqlalchemy import Table, delete, func, select, text, update
 from sqlalchemy.exc import NotSupportedError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+from support.staff import Employee, Engineer, Manager, staff_table
 
 import sa_dynamo
 
 
 class Base(DeclarativeBase):
     pass
-
-
-class Employee(sa_dynamo.SingleTable, Base):
-    __tablename__ = f"ryw_staff_{uuid.uuid4().hex[:8]}"
-    id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str]
-
-
-class Engineer(Employee):
-    language: Mapped[str | None]
-
-
-class Manager(Employee):
-    reports: Mapped[int | None]
 
 
 class Note(Base):
@@ -44,11 +31,13 @@ class Note(Base):
 @pytest.fixture
 def tables(engine):
     Base.metadata.create_all(engine)
-    with Session(engine) as session:
-        session.add_all([Engineer(id=1, name="Ann", language="py"), Manager(id=2, name="Bob", reports=3)])
-        session.add_all(Note(owner="o", n=n, body=f"b{n}", tag="t" if n % 2 else None) for n in (1, 2, 3, 5))
-        session.commit()
-    yield
+    with staff_table(engine):
+        with Session(engine) as session:
+            session.add_all(
+                Note(owner="o", n=n, body=f"b{n}", tag="t" if n % 2 else None) for n in (1, 2, 3, 5)
+            )
+            session.commit()
+        yield
     Base.metadata.drop_all(engine)
 
 

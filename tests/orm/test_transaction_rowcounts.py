@@ -5,42 +5,17 @@ concurrent change before the commit is a StaleDataError and nothing is written."
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from sqlalchemy import delete, select, update
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
-
-import sa_dynamo
-
-
-class Base(DeclarativeBase):
-    pass
-
-
-class Employee(sa_dynamo.SingleTable, Base):
-    __tablename__ = f"staff_{uuid.uuid4().hex[:8]}"
-    id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str]
-
-
-class Engineer(Employee):
-    language: Mapped[str | None]
-
-
-class Manager(Employee):
-    reports: Mapped[int | None]
+from support.staff import Employee, Manager, staff_table
 
 
 @pytest.fixture
 def staff(engine):
-    Base.metadata.create_all(engine)
-    with Session(engine) as session:
-        session.add_all([Engineer(id=1, name="Ann", language="py"), Manager(id=2, name="Bob", reports=3)])
-        session.commit()
-    yield
-    Base.metadata.drop_all(engine)
+    with staff_table(engine):
+        yield
 
 
 @pytest.fixture
