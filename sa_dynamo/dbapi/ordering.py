@@ -23,7 +23,7 @@ Order = Sequence[tuple[int, bool]]  # (column index in the row, descending)
 _NUMBERS = (bool, int, float, Decimal)
 
 
-def _sort_key(value: Any) -> tuple[int, Any]:
+def sort_key(value: Any) -> tuple[int, Any]:
     """The value's place in SQL's order: its class (NULL, number, string, binary), then itself."""
     if value is None:
         return (0, 0)
@@ -43,5 +43,5 @@ def sort_rows(rows: Iterable[tuple], order: Order) -> list[tuple]:
     """``rows`` sorted by ``order``; equal rows stay in the order they came."""
     result = list(rows)
     for index, descending in reversed(order):  # a stable sort per column, least significant first
-        result.sort(key=lambda row: _sort_key(row[index]), reverse=descending)
+        result.sort(key=lambda row: sort_key(row[index]), reverse=descending)
     return result

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import statement as stmt
 from .errors import NotSupportedError
+from .ordering import sort_key
 from .paging import keys_of, projection
 from .values import deserialize, deserialize_item
 from .writes import Write
@@ -99,13 +100,13 @@ def merge(
         return read
     attribute, descending = order if order is not None else (source.sort_key, False)
     if attribute is not None:
-        merged.sort(key=lambda item: _sortable(item.get(attribute)), reverse=descending)
+        merged.sort(key=lambda item: sort_key(_python(item.get(attribute))), reverse=descending)
     return merged
 
 
-def _sortable(value: Mapping[str, Any] | None) -> tuple[int, Any]:
-    """A key attribute's value for sorting (key attributes are S, N or B); missing first."""
-    return (0, None) if value is None else (1, deserialize(value))
+def _python(value: Mapping[str, Any] | None) -> Any:
+    """An attribute's Python value; None for a missing one."""
+    return None if value is None else deserialize(value)
 
 
 def read(
