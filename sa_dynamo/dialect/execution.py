@@ -250,7 +250,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             log.info(plan.summary())
         if plan.operation != "Scan":
             return
-        policy = self.execution_options.get("dynamodb_scan", self.dialect.dynamodb_scan)
+        policy = self._scan_policy()
         if policy not in SCAN_POLICIES:
             raise ArgumentError(f"dynamodb_scan must be one of {', '.join(SCAN_POLICIES)}, not {policy!r}")
         if policy == "allow":
@@ -259,6 +259,15 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         if policy == "error":
             raise ScanNotAllowed(message)
         caller.warn(message, ScanWarning)
+
+    def _scan_policy(self) -> str:
+        """The most specific policy: the statement's own, then the connection's or the call's
+        (SQLAlchemy lets a connection's option override a statement's), then the engine's."""
+        statement = getattr(self, "invoked_statement", None)
+        own = statement.get_execution_options() if statement is not None else {}
+        return own.get(
+            "dynamodb_scan", self.execution_options.get("dynamodb_scan", self.dialect.dynamodb_scan)
+        )
 
     def _apply_template(self, template: DMLTemplate | None) -> None:
         """None means attribute absent: leave it out of an INSERT, REMOVE it in an UPDATE. An

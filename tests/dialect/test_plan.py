@@ -119,6 +119,23 @@ def test_scan_guard_allow_from_create_engine(endpoint_url, table):
         engine.dispose()
 
 
+def test_a_statements_own_scan_policy_wins_over_its_connections(engine, table):
+    """SQLAlchemy lets a connection's execution option override a statement's; for the scan
+    guard the statement's own choice is the more specific one, and it stands either way."""
+    scan = select(app.c.n).where(app.c.n > 1)
+    with engine.connect().execution_options(dynamodb_scan="error") as strict:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert strict.scalars(scan.execution_options(dynamodb_scan="allow")).all() == [2]
+        with pytest.raises(ScanNotAllowed):
+            strict.execute(scan)
+    with engine.connect().execution_options(dynamodb_scan="allow") as lenient:
+        with pytest.raises(ScanNotAllowed):
+            lenient.execute(scan.execution_options(dynamodb_scan="error"))
+        with Session(lenient) as session, pytest.raises(ScanNotAllowed):
+            session.execute(scan.execution_options(dynamodb_scan="error"))
+
+
 def test_bad_scan_policy_is_refused(endpoint_url):
     with pytest.raises(Exception, match="dynamodb_scan must be one of allow, warn, error"):
         create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}", dynamodb_scan="sometimes")
