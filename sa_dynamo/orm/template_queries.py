@@ -44,6 +44,8 @@ def _value(bind: elements.BindParameter, parameters: Mapping[str, Any]) -> Any:
 def _bound_values(right: Any, parameters: Mapping[str, Any]) -> tuple[Any, ...] | None:
     if isinstance(right, elements.BindParameter):
         return (_value(right, parameters),)
+    if isinstance(right, (elements.True_, elements.False_)):  # ``Post.published == True``
+        return (isinstance(right, elements.True_),)
     clauses = getattr(right, "clauses", ())
     if len(clauses) == 2 and all(isinstance(c, elements.BindParameter) for c in clauses):
         return tuple(_value(c, parameters) for c in clauses)  # BETWEEN's two bounds

@@ -4,6 +4,7 @@ Query, never a Scan, and returns exactly the expected objects."""
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from support.examples import loaded_example
@@ -58,6 +59,19 @@ def test_published_posts_newest_first(blog, session):
         '"gsi1pk" = ? AND begins_with("gsi1sk", ?)',
     )
     assert [p.post_id for p in session.scalars(query)] == ["p3", "p1"]
+
+
+def test_a_condition_on_published_reads_the_sparse_index(blog, session):
+    """``published == True`` is written as a constant, not a bound value; it still pins the
+    computed partition key (and stays a filter, so the rows are exactly the published ones)."""
+    query = select(blog.Post).where(blog.Post.published == True)  # noqa: E712
+    plan = sa_dynamo.explain(session, query)
+    assert (plan.operation, plan.index, plan.key_condition) == (
+        "Query",
+        "gsi1",
+        '"gsi1pk" = ? AND begins_with("gsi1sk", ?)',
+    )
+    assert sorted(p.post_id for p in session.scalars(query)) == ["p1", "p3"]
 
 
 def test_the_comments_on_a_post_are_one_query_on_its_partition(blog, session, sent):
