@@ -125,4 +125,6 @@ def _validate_configured() -> None:
     """Check the groups that newly configured mappers joined."""
     tables = {table.name for table in map(physical_table, list(_pending)) if table is not None}
     _pending.clear()
+    for gone in [m for m in _mappers if m not in m.registry.mappers]:  # its registry was disposed
+        _mappers.discard(gone)
     validate(list(_mappers), only=tables)

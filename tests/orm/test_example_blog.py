@@ -15,11 +15,6 @@ TYPED = 'AND ("$type" IN [?])'
 
 
 @pytest.fixture(scope="module")
-def driver() -> str:
-    return "boto3"  # see loaded_example
-
-
-@pytest.fixture(scope="module")
 def blog(engine):
     yield from loaded_example("blog", engine)
 

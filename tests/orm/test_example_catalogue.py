@@ -14,11 +14,6 @@ import sa_dynamo
 
 
 @pytest.fixture(scope="module")
-def driver() -> str:
-    return "boto3"  # see loaded_example
-
-
-@pytest.fixture(scope="module")
 def catalogue(engine):
     yield from loaded_example("catalogue", engine)
 

@@ -80,6 +80,22 @@ def test_agreeing_classes_configure():
         second_base.registry.dispose()
 
 
+def test_a_disposed_registry_leaves_its_table_to_the_next_mapping():
+    """Mapping a model again after registry.dispose() (a reloaded module, a test per driver)
+    reuses its discriminator values on the same table; the disposed classes are gone from the
+    group, even while something still holds them."""
+    table = unique("remapped")
+    first_base, first = root("Left", table)
+    configure_mappers()
+    first_base.registry.dispose()
+    second_base, _second = root("Left", table)
+    try:
+        configure_mappers()
+    finally:
+        second_base.registry.dispose()
+    del first  # held until after the second configure
+
+
 def test_unrelated_roots_without_a_discriminator_cannot_share_a_table():
     table = unique("plain")
     bases, classes = [], []

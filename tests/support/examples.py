@@ -16,8 +16,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 def loaded_example(name: str, engine: Any) -> Iterator[ModuleType]:
     """examples/<name>.py with its tables and sample, for a module-scoped fixture to yield from;
-    the tables and the mappers are gone afterwards. The example maps its classes once per
-    process on a fixed table name, so its tests run on one driver."""
+    the tables and the mappers are gone afterwards (so that the next driver's run maps the
+    example again, on the same table)."""
     spec = importlib.util.spec_from_file_location(f"{name}_example", EXAMPLES / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its annotations are resolved in its own namespace
