@@ -14,6 +14,7 @@ from sqlalchemy.sql import elements, operators
 from sqlalchemy.sql.schema import Table
 from sqlalchemy.sql.selectable import Join
 
+from ...limits import MAX_PARTITION_KEYS
 from ..key_schema import KeySchema
 from .access_path import RANGE_KEY_OPERATORS
 from .conditions import ConditionCompiler
@@ -88,8 +89,11 @@ class WhereCompiler(ConditionCompiler):
             self._key_list_columns = (hash_term is not None and key_tuple_in(hash_term, keys.columns)) or None
         range_term = None
         partition_or = hash_term is not None and is_partition_or(hash_term, keys.hash_key)
-        if hash_term is not None and self._key_list_columns is None and not partition_or:
+        if hash_term is not None and self._key_list_columns is None:
             range_term = next((t for t in terms if is_on(t, keys.range_key, range_ops)), None)
+            if partition_or and len(hash_term.clauses) > MAX_PARTITION_KEYS:
+                range_term = None
+        partitions_in = partition_or and range_term is not None
         if full_key and (hash_term is None or (keys.range_key is not None and range_term is None)):
             names = ", ".join(c.name for c in keys.columns)
             self._refuse(
@@ -99,15 +103,7 @@ class WhereCompiler(ConditionCompiler):
             )
         self._key_term = hash_term
         rest = [t for t in terms if t is not hash_term and t is not range_term]
-        key_parts = (
-            [
-                self._key_list(hash_term, **kw)
-                if self._key_list_columns
-                else self.process(hash_term.self_group(against=operators.and_), **kw)
-            ]
-            if hash_term is not None
-            else []
-        )
+        key_parts = [] if hash_term is None else [self._partition_condition(hash_term, partitions_in, **kw)]
         if hash_term is not None and hash_term.operator is operators.in_op:
             values = (
                 hash_term.right.element if isinstance(hash_term.right, elements.Grouping) else hash_term.right
@@ -128,7 +124,7 @@ class WhereCompiler(ConditionCompiler):
         self._filter = " AND ".join(self._filter_term(t, len(rest) > 1, table_hash, **kw) for t in rest)
         if len(rest) == 1 and not key_parts:
             return self._filter
-        if not key_parts or partition_or:
+        if not key_parts or (partition_or and not partitions_in):
             # A scan's AND chain: DynamoDB Local drops tests of key attributes from some flat
             # chains, even parenthesised; NOT (NOT (...)) was never wrong (partiql-reference §15).
             # After an OR of partition keys it drops every sort-key test, a key condition or
@@ -136,6 +132,23 @@ class WhereCompiler(ConditionCompiler):
             guarded = f"NOT (NOT ({self._filter}))"
             return " AND ".join([*key_parts, guarded])
         return " AND ".join([*key_parts, f"({self._filter})"])
+
+    def _partition_condition(self, term: Any, as_in: bool, **kw: Any) -> str:
+        if self._key_list_columns:
+            return self._key_list(term, **kw)
+        if as_in:
+            return self._partitions_in(term, **kw)
+        return self.process(term.self_group(against=operators.and_), **kw)
+
+    def _partitions_in(self, term: Any, **kw: Any) -> str:
+        """``pk = a OR pk = b`` beside a sort-key condition, as ``pk IN [a, b]``: DynamoDB Local
+        drops a sort-key condition after such an OR, and keeps it after an IN, which then reads
+        each partition once even when a value repeats (docs/partiql-findings.md)."""
+        values = []
+        for part in term.clauses:
+            values.append(self.process(part.right, **kw))
+            self._record_key_values(part)
+        return f"{self.process(term.clauses[0].left, **kw)} IN [{', '.join(values)}]"
 
     def _filter_term(self, term: Any, grouped: bool, table_hash: Any, **kw: Any) -> str:
         text = self.process(term.self_group(against=operators.and_) if grouped else term, **kw)
