@@ -83,7 +83,14 @@ def product(session: Session, sku: str) -> Product | None:
 
 
 def active_products() -> Any:
-    return select(Product).where(Product.gsi1pk == "ACTIVE_PRODUCT").order_by(Product.gsi1sk)
+    """gsi1 holds every active product (listing_order always gives it a sort key), which the
+    planner cannot know of a computed key: the query names the index."""
+    return (
+        select(Product)
+        .where(Product.gsi1pk == "ACTIVE_PRODUCT")
+        .order_by(Product.gsi1sk)
+        .options(sa_dynamo.use_index("gsi1"))
+    )
 
 
 def archived_between(start: datetime.datetime, end: datetime.datetime) -> Any:

@@ -176,8 +176,10 @@ def _conditions_for(
     source = _ranged_source(template, query)
     if source is not None:
         return conditions + _range_conditions(mapper, template, source, query)
+    always = _always_written(mapper, template)
     if (
         index
+        and not always
         and hash_template is not None
         and not hash_template.sources
         and hash_attribute not in query.values
@@ -187,7 +189,16 @@ def _conditions_for(
     if template.prefix:
         # Every item of this class has a sort key starting with the template's literal prefix.
         conditions.append(mapper.columns[range_attribute].startswith(template.prefix, autoescape=True))
+    elif index and always:
+        # Every item of this class has the index's sort key, so the index holds every match.
+        conditions.append(mapper.columns[range_attribute].is_not(None))
     return conditions
+
+
+def _always_written(mapper: Mapper, template: KeyTemplate) -> bool:
+    """Whether every item of the class has the template's attribute: its sources are columns
+    that are never None (a computed key may return None)."""
+    return template.function is None and all(not mapper.columns[s].nullable for s in template.sources)
 
 
 def key_conditions(mapper: Mapper, whereclause: Any, parameters: Mapping[str, Any] = EMPTY) -> list[Any]:

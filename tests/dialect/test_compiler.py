@@ -346,9 +346,24 @@ INDEXED = 'SELECT "pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "created", "n" FROM 
             INDEXED + '"."gsi1" WHERE "gsi1pk" = ? AND "gsi1sk" > ? AND ("n" = ?)',
         ),
         (
-            select(indexed).where(indexed.c.gsi1pk == "S").order_by(indexed.c.gsi1sk),
-            INDEXED + '"."gsi1" WHERE "gsi1pk" = ? ORDER BY "gsi1sk"',
+            select(indexed)
+            .where(indexed.c.gsi1pk == "S", indexed.c.gsi1sk.is_not(None))
+            .order_by(indexed.c.gsi1sk),
+            INDEXED + '"."gsi1" WHERE "gsi1pk" = ? AND (attribute_type("gsi1sk", ?)) ORDER BY "gsi1sk"',
         ),
+        # reading an index, its keys and the table's are in every item: no presence guards
+        (
+            select(indexed.c.pk).where(indexed.c.gsi1pk == "S", indexed.c.gsi1sk > "a", indexed.c.pk != "x"),
+            'SELECT "pk" FROM "indexed"."gsi1" WHERE "gsi1pk" = ? AND "gsi1sk" > ? AND ("pk" <> ?)',
+        ),
+        (
+            select(indexed.c.pk)
+            .where(indexed.c.gsi1pk == "S", indexed.c.gsi1sk.is_(None))
+            .options(use_index("gsi1")),
+            'SELECT "pk" FROM "indexed"."gsi1" WHERE "gsi1pk" = ? AND (NOT attribute_type("gsi1sk", ?))',
+        ),
+        # items without gsi1sk are not in gsi1, and the WHERE matches them: the table is read
+        (select(indexed).where(indexed.c.gsi1pk == "S"), INDEXED + '" WHERE "gsi1pk" = ?'),
         # KEYS_ONLY projects the keys only: selecting every column cannot use it
         (select(indexed).where(indexed.c.gsi2pk == "X"), INDEXED + '" WHERE "gsi2pk" = ?'),
         (

@@ -141,9 +141,21 @@ TRANSLATED = [
         ["v2", "v1", "v0"],
     ),
     (
+        "SELECT * FROM items WHERE gsi1pk = ? AND gsi1sk > ? AND n = ?",
+        'SELECT * FROM "items"."gsi1" WHERE "gsi1pk" = ? AND "gsi1sk" > ? AND ("n" = ?)',
+        ["v0", "v1", "v2"],
+    ),
+    # gsi1 leaves out the items without gsi1sk, which this WHERE matches: the table is read
+    (
         "SELECT * FROM items WHERE gsi1pk = ? AND n = ?",
-        'SELECT * FROM "items"."gsi1" WHERE "gsi1pk" = ? AND ("n" = ?)',
+        'SELECT * FROM "items" WHERE NOT (NOT ("gsi1pk" = ? AND "n" = ?))',
         ["v0", "v1"],
+    ),
+    (
+        "SELECT * FROM items WHERE gsi1pk = ? AND gsi1sk IS NOT NULL",
+        'SELECT * FROM "items"."gsi1" WHERE "gsi1pk" = ? AND ((attribute_type("gsi1sk", ?) OR '
+        'attribute_type("gsi1sk", ?) OR attribute_type("gsi1sk", ?)))',
+        ["v0", "S", "N", "B"],
     ),
     (
         "SELECT * FROM items.gsi1 WHERE gsi1pk = ? AND pk IN (?, ?) AND n > ?",

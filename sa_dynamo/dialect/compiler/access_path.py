@@ -26,6 +26,10 @@ RANGE_KEY_OPERATORS = {
 }
 
 
+# a condition that is false when the attribute is missing
+_PRESENT = RANGE_KEY_OPERATORS | {operators.is_not, operators.ne}
+
+
 def attribute_names(clauses: list[Any]) -> set[str]:
     """Names of the table attributes that the clauses read."""
     return {
@@ -72,11 +76,28 @@ def access_path(table: Table, select: Any, compile_state: Any) -> tuple[Index | 
             if local
             else not table_hash and pinned(index_keys.hash_key, hash_ops)
         )
-        if usable:
+        if usable and not _holds_every_match(index_keys, pinned):
+            sort_key = index_keys.range_key.name
+            passed_over.append(
+                f"index {index.name!r} leaves out the items without its sort key {sort_key!r}, which "
+                f"the WHERE matches too: add a condition on {sort_key} (.is_not(None) will do), or "
+                f'read the index anyway with use_index({index.name!r}) (FROM "{table.name}"."{index.name}" '
+                "in SQL text)"
+            )
+        elif usable:
             if projects(index, needed):
                 return index, index_keys, ""
             passed_over.append(f"index {index.name!r} does not project every attribute the query reads")
     return None, keys, "; ".join(passed_over)
+
+
+def _holds_every_match(index_keys: KeySchema, pinned: Any) -> bool:
+    """Whether a global index holds every item the query matches: DynamoDB leaves out of an
+    index each item that lacks one of its key attributes. The WHERE pins the partition key
+    (a missing one matches nothing); the sort key is present when the table says so
+    (nullable=False) or when a condition on it, false for a missing attribute, is in the WHERE."""
+    sort_key = index_keys.range_key
+    return sort_key is None or not sort_key.nullable or pinned(sort_key, _PRESENT)
 
 
 def _forced_index(table: Table, name: str, needed: set[str]) -> tuple[Index, KeySchema, str]:

@@ -99,9 +99,12 @@ def served(keys: KeySchema, terms: list[Any], pairs: list[tuple[Any, bool]], bat
     )
 
 
-def client_ordering(keys: KeySchema, table_read: bool, terms: list[Any], batch: bool) -> str:
+def client_ordering(
+    keys: KeySchema, table_read: bool, terms: list[Any], batch: bool, passed_over: str = ""
+) -> str:
     """For an ORDER BY the client applies: "" when the rows are a bounded set, else the
-    refusal for a Query without dynamodb_client_sort. A Scan is refused here."""
+    refusal for a Query without dynamodb_client_sort. A Scan is refused here, with why an
+    index the WHERE pins was passed over (``passed_over``), which is the advice that fits."""
     pinned = any(
         is_on(t, keys.hash_key, {operators.eq, operators.in_op}) or is_partition_or(t, keys.hash_key)
         for t in terms
@@ -126,7 +129,7 @@ def client_ordering(keys: KeySchema, table_read: bool, terms: list[Any], batch: 
             else ""
         )
         refuse(
-            "ORDER BY on a scan",
+            f"ORDER BY on a scan ({passed_over})" if passed_over else "ORDER BY on a scan",
             f"DynamoDB sorts only within a partition; {exact} (sorted on the client){partitions}, "
             "or read the rows with dynamodb_scan='allow' and sort them in Python",
         )
@@ -164,11 +167,18 @@ class ClientSideCompiler:
         return text
 
     def _client_order(
-        self, keys: KeySchema, table_read: bool, terms: list[Any], key_list: bool, pairs: list, columns: list
+        self,
+        keys: KeySchema,
+        table_read: bool,
+        terms: list[Any],
+        key_list: bool,
+        pairs: list,
+        columns: list,
+        passed_over: str = "",
     ) -> list[str]:
         """Record an ORDER BY the driver applies (client_side.py); the select list with the
         ordered attributes it lacks appended, read but not returned."""
-        opt_in = client_ordering(keys, table_read, terms, key_list)
+        opt_in = client_ordering(keys, table_read, terms, key_list, passed_over)
         order = []
         for column, descending in pairs:
             name = self.preparer.quote(column.name)

@@ -155,6 +155,7 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
         source = self.preparer.format_table(table)
         if index is not None:
             source += "." + self.preparer.quote_identifier(index.name)
+            self._index_keys = frozenset(c.name for c in (*key_schema(table).columns, *keys.columns))
             self.dynamodb_global_index = not index.dialect_options["dynamodb"]["local"]
         criteria = where_criteria(select)
         terms = terms_of(criteria)
@@ -165,7 +166,9 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
             if served(keys, terms, pairs, key_list):
                 order_by = self._order_by(order_by_clauses(select))
             else:
-                inner_columns = self._client_order(keys, index is None, terms, key_list, pairs, inner_columns)
+                inner_columns = self._client_order(
+                    keys, index is None, terms, key_list, pairs, inner_columns, reason
+                )
         self._ordered = bool(order_by)
         hash_key = self.preparer.quote(key_schema(table).hash_key.name)
         if order_by.endswith(" DESC") and not {hash_key, "*"} & set(inner_columns):
