@@ -7,7 +7,6 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Callable, Mapping
-from decimal import Decimal
 from functools import reduce
 from typing import Any, NamedTuple
 
@@ -16,7 +15,6 @@ from sqlalchemy.types import NullType
 from sqlglot import exp
 
 from ..exc import TranslationError
-from .parser import PLACEHOLDER_INDEX
 
 
 class Argument(NamedTuple):
@@ -41,17 +39,9 @@ def _not_a_value(_: Any, node: exp.Expression) -> Any:
 
 
 def _literal(node: exp.Expression) -> Any:
-    """The Python value of a literal written in the text; None if ``node`` is not one."""
-    if isinstance(node, exp.Boolean):
-        return bool(node.this)
-    if isinstance(node, exp.Neg):
-        return -_literal(node.this) if isinstance(node.this, exp.Literal) and node.this.is_number else None
-    if not isinstance(node, exp.Literal):
-        return None
-    if node.is_string:
-        return node.this
-    number = Decimal(node.this)
-    return int(number) if number == number.to_integral_value() and "." not in node.this else number
+    """The Python value of a number, string, TRUE or FALSE written in the text; None for anything
+    else (sqlglot's to_py() would take NULL too)."""
+    return node.to_py() if node.is_string or node.is_number or isinstance(node, exp.Boolean) else None
 
 
 def _is_missing(node: exp.Expression) -> bool:
@@ -73,8 +63,11 @@ class Expressions:
         self._binds = binds
         self._table: sa.Table | None = None
         self.arguments: dict[str, Argument] = {}
+        placeholders = list(statement.find_all(exp.Placeholder))
         # names the text gives its parameters: the ones made here must differ from them
-        self._taken = {p.this for p in statement.find_all(exp.Placeholder) if p.this}
+        self._taken = {p.this for p in placeholders if p.this}
+        # where each ``?`` starts in the text: parameters are positional, and a tree has no order
+        self._positions = sorted(p.meta["start"] for p in placeholders if not p.this)
 
     def _column(self, name: str, type_: Any = None) -> sa.Column:
         """The table's attribute ``name``, added when first met. The table is this statement's
@@ -87,13 +80,9 @@ class Expressions:
             column.type = type_
         return column
 
-    def _document(self, name: str) -> Any:
-        """The attribute ``name`` read as a document, to take a path into it."""
-        column = self._column(name, sa.JSON())
-        return column if isinstance(column.type, sa.JSON) else sa.type_coerce(column, sa.JSON())
-
-    def _path(self, node: exp.Expression) -> Any:
-        """An attribute, or a path into a document: ``a``, ``doc.a.b``, ``doc['a'][0]``."""
+    def _path(self, node: exp.Expression, document: bool = False) -> Any:
+        """An attribute, or a path into a document: ``a``, ``doc.a.b``, ``doc['a'][0]``; with
+        ``document``, the attribute read as a document, to take a path into it."""
         if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
             root, *steps = [part.name for part in node.parts]
             if steps and root == self._table.name:
@@ -102,15 +91,18 @@ class Expressions:
                     f"PartiQL has no qualifiers and reads it as a path inside an attribute {root}; "
                     f"write {'.'.join(steps)}",
                 )
-            return reduce(operator.getitem, steps, self._document(root)) if steps else self._column(root)
+            if not (steps or document):
+                return self._column(root)
+            column = self._column(root, sa.JSON())
+            if not isinstance(column.type, sa.JSON):
+                column = sa.type_coerce(column, sa.JSON())
+            return reduce(operator.getitem, steps, column)
         if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Identifier):
-            return self._path(node.this)[node.expression.name]
+            return self._path(node.this, document=True)[node.expression.name]
         if isinstance(node, exp.Bracket) and len(node.expressions) == 1:
-            step, root = node.expressions[0], node.this
+            step = node.expressions[0]
             if isinstance(step, exp.Literal):
-                single = isinstance(root, exp.Column) and len(root.parts) == 1
-                parent = self._document(root.name) if single else self._path(root)
-                return parent[step.this if step.is_string else int(step.this)]
+                return self._path(node.this, document=True)[step.to_py()]
         refuse(f"the path {node.sql()}", "write each step as a literal name or number (not a parameter)")
 
     def _fresh(self, prefix: str) -> str:
@@ -121,16 +113,11 @@ class Expressions:
         return name
 
     def _parameter(self, node: exp.Placeholder) -> sa.BindParameter:
-        """A ``?`` (by its place in the text) or a ``:name``, as a bind parameter."""
-        if not node.this:
-            name = self._fresh("p")
-            self.arguments[name] = Argument(node.meta[PLACEHOLDER_INDEX])
-            return sa.bindparam(name)
-        self.arguments[node.this] = Argument(node.this)
-        declared = self._binds.get(node.this)
-        if declared is None:
-            return sa.bindparam(node.this)
-        return sa.bindparam(node.this, type_=declared.type, expanding=declared.expanding)
+        """A ``:name``, or a ``?`` by its place in the text, as a bind parameter."""
+        name = node.this or self._fresh("p")
+        self.arguments[name] = Argument(node.this or self._positions.index(node.meta["start"]))
+        declared = self._binds.get(name, sa.bindparam(name))
+        return sa.bindparam(name, type_=declared.type, expanding=declared.expanding)
 
     def _literal_value(self, node: exp.Expression) -> Any:
         value = _literal(node)
@@ -169,22 +156,17 @@ class Expressions:
         return subject.is_(self._value(node.expression))
 
     def _in(self, node: exp.In) -> Any:
-        subject, field, values = self._value(node.this), node.args.get("field"), node.expressions
+        subject, field = self._value(node.this), node.args.get("field")
         if node.args.get("query"):
             return subject.in_(_subquery())
         if isinstance(field, exp.Placeholder):  # IN :ids, a text() parameter with expanding=True
             return subject.in_(self._parameter(field))
-        if not values:
-            return subject.in_([])
-        name, items = self._fresh("in"), []
-        for value in values:
-            if isinstance(value, exp.Placeholder):
-                items.append(self.arguments.pop(self._parameter(value).key))
-            elif (literal := _literal(value)) is not None:
-                items.append(literal)
-            else:
-                return subject.in_([self._value(v) for v in values])  # the compiler refuses it
-        self.arguments[name] = Argument(items=tuple(items))
+        values = [self._value(value) for value in node.expressions]
+        if not all(isinstance(value, sa.BindParameter) for value in values):
+            return subject.in_(values)  # the compiler refuses a list of expressions
+        # one list parameter, as in_() makes of a Python list, filled from the text's values
+        name = self._fresh("in")
+        self.arguments[name] = Argument(items=tuple(self.arguments.get(v.key, v.value) for v in values))
         return subject.in_(sa.bindparam(name, expanding=True))
 
     def _like(self, node: exp.Expression) -> Any:
@@ -235,10 +217,8 @@ _VALUES: dict[type, Callable[[Expressions, Any], Any]] = {
     exp.Div: _binary(operator.truediv, Expressions._value),
     exp.Mod: _binary(operator.mod, Expressions._value),
     exp.DPipe: _binary(lambda a, b: a.concat(b), Expressions._value),
-    exp.Case: lambda self, node: sa.case(
-        *((self._condition(when.this), self._value(when.args["true"])) for when in node.args["ifs"]),
-        else_=self._value(node.args["default"]) if node.args.get("default") is not None else None,
-    ),
+    # Only its presence matters, as for a subquery: the compiler refuses CASE and CAST.
+    exp.Case: lambda self, node: sa.case((sa.true(), sa.null())),
     exp.Cast: lambda self, node: sa.cast(self._value(node.this), sa.String()),
     **dict.fromkeys((exp.Subquery, exp.Select, exp.Exists, exp.SetOperation), _subquery),
     exp.Func: Expressions._function,
