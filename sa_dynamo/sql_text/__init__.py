@@ -1,9 +1,9 @@
 """SQL text (``text()``, ``exec_driver_sql``, ``pandas.read_sql``) -> a Core statement -> the one
 compiler, so that SQL text gets the same PartiQL, plan, index choice, limits and refusals as Core.
 
-sqlglot parses the text (parser.py); to_core.py and expressions.py build the Core statement against
-the Table reflected from the live key schema and indexes (read once per table). Translations are
-cached per SQL text and key schema.
+sqlglot parses the text (parser.py); to_core.py builds the Core statement against the Table
+reflected from the live key schema and indexes (read once per table). Translations are cached per
+SQL text and key schema.
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from sqlalchemy import Table
 from sqlalchemy.exc import CompileError
 
 from ..exc import TranslationError
-from .expressions import Argument
 from .parser import parse
-from .to_core import Builder
+from .to_core import Argument, Builder
 
 __all__ = ["Translated", "TranslationError", "Translator"]
 
