@@ -91,9 +91,7 @@ class Translator:
         statement = builder.build()
         try:
             compiled = self._compile(statement)
-        except TranslationError:
-            raise
-        except CompileError as error:
+        except CompileError as error:  # the compiler's refusal, as a refusal of the text
             raise TranslationError(str(error)) from error
         translated = Translated(statement, compiled, builder.arguments)
         with self._lock:

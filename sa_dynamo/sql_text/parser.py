@@ -34,16 +34,14 @@ class _Parser(parser.Parser):
         if not self._match_texts(("SET", "REMOVE"), advance=False):  # else REMOVE is read as an alias
             table.set("alias", self._parse_table_alias(self.UPDATE_ALIAS_TOKENS))
         assignments: list[exp.Expression] = []
-        while True:
-            if self._match(TokenType.SET):
+        while self._match(TokenType.SET) or self._match_text_seq("REMOVE"):
+            if self._prev.token_type is TokenType.SET:
                 assignments.extend(self._parse_csv(self._parse_update_assignment))
-            elif self._match_text_seq("REMOVE"):
-                path = self._parse_column()
-                if path is None:
-                    self.raise_error("Expected an attribute after REMOVE")
-                assignments.append(exp.EQ(this=path, expression=exp.Null()))
-            else:
-                break
+                continue
+            path = self._parse_column()
+            if path is None:
+                self.raise_error("Expected an attribute after REMOVE")
+            assignments.append(exp.EQ(this=path, expression=exp.Null()))
         return exp.Update(
             this=table,
             expressions=assignments,

@@ -60,12 +60,11 @@ def _subquery(*_: Any) -> Any:
     return sa.select(sa.literal_column("*")).select_from(sa.table("subquery")).scalar_subquery()
 
 
-_MULTI_TABLE = ("a multi-table UPDATE/DELETE", "update or delete each item by its key")
 # Clauses sqlglot parses that no Core statement has, with the compiler's words for the nearest.
 _REFUSED = {
-    "from": _MULTI_TABLE,
-    "using": _MULTI_TABLE,
-    "tables": _MULTI_TABLE,
+    **dict.fromkeys(
+        ("from", "using", "tables"), ("a multi-table UPDATE/DELETE", "update or delete each item by its key")
+    ),
     "conflict": (
         "INSERT ... ON CONFLICT",
         "INSERT fails on an existing key; use sa_dynamo.upsert() to overwrite",
@@ -196,10 +195,8 @@ class Builder:
 
     def _insert(self, node: exp.Insert) -> Any:
         _check_clauses(node, "this", "expression", "returning")
-        target, names, source = node.this, None, node.expression
-        if isinstance(target, exp.Schema):
-            target, names = target.this, [c.name for c in target.expressions]
-        self._source(target, writing=True)
+        target, source = node.this, node.expression
+        self._source(target.this if isinstance(target, exp.Schema) else target, writing=True)
         if isinstance(source, (exp.Select, exp.SetOperation)):
             return sa.insert(self._table).from_select([], self._select(source))
         if not isinstance(source, exp.Values) or len(source.expressions) != 1:
@@ -208,7 +205,8 @@ class Builder:
                 "insert one row per statement and pass the rows to executemany()",
             )
         values = source.expressions[0].expressions
-        if names is not None:
+        if isinstance(target, exp.Schema):  # INSERT INTO t (a, b) VALUES (1, 2)
+            names = [column.name for column in target.expressions]
             if len(names) != len(values):
                 refuse(
                     f"an INSERT of {len(values)} values into {len(names)} columns",
@@ -308,11 +306,9 @@ class Builder:
     def _function(self, node: exp.Func) -> Any:
         """A call as ``func.<name>(...)``: the compiler knows DynamoDB's functions and COUNT."""
         if isinstance(node, exp.Anonymous):
-            name, arguments = node.name, node.expressions
-        else:
-            name = node.sql_name()
-            arguments = [a for a in node.iter_expressions() if not isinstance(a, exp.Star)]
-        return getattr(sa.func, name.lower())(*map(self._value, arguments))
+            return getattr(sa.func, node.name.lower())(*map(self._value, node.expressions))
+        arguments = [a for a in node.iter_expressions() if not isinstance(a, exp.Star)]  # COUNT(*)
+        return getattr(sa.func, node.sql_name().lower())(*map(self._value, arguments))
 
     def _value(self, node: exp.Expression) -> Any:
         """A value or an expression over attributes, as Core."""
