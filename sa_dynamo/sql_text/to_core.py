@@ -13,7 +13,7 @@ import itertools
 import operator
 from collections.abc import Callable, Mapping
 from functools import reduce
-from typing import Any, NamedTuple
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.types import NullType
@@ -21,19 +21,6 @@ from sqlglot import exp
 
 from ..constructs import use_index
 from ..exc import TranslationError
-
-
-class Argument(NamedTuple):
-    """Where a bind parameter's value comes from at execution: the ``?`` at ``key`` (an int), the
-    text's parameter ``key`` (a str), or, for an IN list, each of ``items`` (Arguments or literals)."""
-
-    key: int | str | None = None
-    items: tuple[Any, ...] = ()
-
-    def value(self, row: Mapping[Any, Any]) -> Any:
-        if self.key is not None:
-            return row[self.key]
-        return [item.value(row) if isinstance(item, Argument) else item for item in self.items]
 
 
 def refuse(what: str, instead: str) -> Any:
@@ -108,7 +95,8 @@ class Builder:
         self._binds = binds
         self._result_types = result_types
         self._table: sa.Table | None = None
-        self.arguments: dict[str, Argument] = {}
+        self.lists: dict[str, tuple[str, ...]] = {}  # an IN list's parameter -> its items' parameters
+        self.literals: dict[str, Any] = {}  # a literal's parameter -> the value the text wrote
         placeholders = list(statement.find_all(exp.Placeholder))
         # names the text gives its parameters: the ones made here must differ from them
         self._taken = {p.this for p in placeholders if p.this}
@@ -116,7 +104,8 @@ class Builder:
         self._positions = sorted(p.meta["start"] for p in placeholders if not p.this)
 
     def build(self) -> Any:
-        """The Core statement; ``arguments`` then say where its parameters' values come from."""
+        """The Core statement; ``lists`` and ``literals`` then hold what its parameters' values
+        are made of besides the text's own (see Translated)."""
         node = self._statement
         if isinstance(node, exp.SetOperation):
             return sa.union(self._select(node.this), self._select(node.expression))
@@ -289,9 +278,9 @@ class Builder:
         return name
 
     def _parameter(self, node: exp.Placeholder) -> sa.BindParameter:
-        """A ``:name``, or a ``?`` by its place in the text, as a bind parameter."""
-        name = node.this or self._fresh("p")
-        self.arguments[name] = Argument(node.this or self._positions.index(node.meta["start"]))
+        """A ``:name``, or a ``?`` named after its place in the text ("0", "1", ...), as a bind
+        parameter of that name."""
+        name = node.this or str(self._positions.index(node.meta["start"]))
         declared = self._binds.get(name, sa.bindparam(name))
         return sa.bindparam(name, type_=declared.type, expanding=declared.expanding)
 
@@ -299,9 +288,9 @@ class Builder:
         value = _literal(node)
         if value is None:  # a minus before anything but a number
             return _not_a_value(self, node)
-        return sa.bindparam(
-            self._fresh("literal"), value, type_=sa.Boolean() if isinstance(value, bool) else None
-        )
+        name = self._fresh("literal")
+        self.literals[name] = value
+        return sa.bindparam(name, value, type_=sa.Boolean() if isinstance(value, bool) else None)
 
     def _function(self, node: exp.Func) -> Any:
         """A call as ``func.<name>(...)``: the compiler knows DynamoDB's functions and COUNT."""
@@ -338,9 +327,9 @@ class Builder:
         values = [self._value(value) for value in node.expressions]
         if not all(isinstance(value, sa.BindParameter) for value in values):
             return subject.in_(values)  # the compiler refuses a list of expressions
-        # one list parameter, as in_() makes of a Python list, filled from the text's values
+        # one list parameter, as in_() makes of a Python list, filled from its items' parameters
         name = self._fresh("in")
-        self.arguments[name] = Argument(items=tuple(self.arguments.get(v.key, v.value) for v in values))
+        self.lists[name] = tuple(value.key for value in values)
         return subject.in_(sa.bindparam(name, expanding=True))
 
     def _like(self, node: exp.Expression) -> Any:
