@@ -1,9 +1,9 @@
 """SQL text (``text()``, ``exec_driver_sql``, ``pandas.read_sql``) -> a Core statement -> the one
 compiler, so that SQL text gets the same PartiQL, plan, index choice, limits and refusals as Core.
 
-sqlglot parses the text (parser.py); to_core.py and expressions.py build the Core statement against
-the Table reflected from the live key schema and indexes (read once per table). Translations are
-cached per SQL text and key schema.
+sqlglot parses the text (parser.py); to_core.py builds the Core statement against the Table
+reflected from the live key schema and indexes (read once per table). Translations are cached per
+SQL text and key schema.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from sqlalchemy import Table
 from sqlalchemy.exc import CompileError
 
 from ..exc import TranslationError
-from .expressions import Argument
 from .parser import parse
 from .to_core import Builder
 
@@ -28,24 +27,27 @@ _CACHE_SIZE = 500
 
 
 class Translated(NamedTuple):
-    """SQL text as a compiled Core statement, and how to fill its parameters."""
+    """SQL text as a compiled Core statement, and how to fill its parameters: a ``:name`` is the
+    parameter ``name``, the ``?`` at place i the parameter ``str(i)``, a literal a parameter of its
+    own (``literals``), and an IN list one list parameter of its items' values (``lists``)."""
 
     statement: Any
     compiled: Any
-    arguments: dict[str, Argument]
+    lists: dict[str, tuple[str, ...]]
+    literals: dict[str, Any]
 
     def parameters(self, rows: Sequence[Any], defaults: Mapping[str, Any]) -> list[dict[str, Any]]:
         """The Core statement's parameters for each row of the text's (a dict of ``:name``
         values, or a sequence of ``?`` values); ``defaults`` are values text().bindparams() set."""
         filled = []
         for row in rows or [{}]:
-            if isinstance(row, Mapping):
-                row = {**defaults, **row}
-            values = {}
-            for name, argument in self.arguments.items():
+            if not isinstance(row, Mapping):
+                row = {str(place): value for place, value in enumerate(row)}
+            values = {**defaults, **row, **self.literals}
+            for name, items in self.lists.items():
                 # a missing one is left out: SQLAlchemy names the parameter that has no value
-                with contextlib.suppress(KeyError, IndexError):
-                    values[name] = argument.value(row)
+                with contextlib.suppress(KeyError):
+                    values[name] = [values[item] for item in items]
             filled.append(values)
         return filled
 
@@ -92,11 +94,9 @@ class Translator:
         statement = builder.build()
         try:
             compiled = self._compile(statement)
-        except TranslationError:
-            raise
-        except CompileError as error:
+        except CompileError as error:  # the compiler's refusal, as a refusal of the text
             raise TranslationError(str(error)) from error
-        translated = Translated(statement, compiled, builder.arguments)
+        translated = Translated(statement, compiled, builder.lists, builder.literals)
         with self._lock:
             self._translations[key] = translated
             if len(self._translations) > _CACHE_SIZE:

@@ -13,30 +13,19 @@ from ..exc import TranslationError
 from ..limits import FUNCTIONS
 
 _ANSI = re.compile("\x1b\\[[0-9;]*m")
-PLACEHOLDER_INDEX = "index"  # meta key of a ``?``: its place among the text's parameters
 
 
 class _Parser(parser.Parser):
     """sqlglot's parser plus what PartiQL adds: several SET/REMOVE clauses in UPDATE,
-    ``RETURNING ALL OLD *``, and ``?`` placeholders that know their place among the parameters
+    ``RETURNING ALL OLD *``, and ``?`` placeholders that keep where they start in the text
     (parameters are positional, and sqlglot's tree does not keep source order)."""
 
     # DynamoDB's functions stay anonymous calls under their own names.
     FUNCTIONS = {name: f for name, f in parser.Parser.FUNCTIONS.items() if name.lower() not in FUNCTIONS}
     PLACEHOLDER_PARSERS = {
         **parser.Parser.PLACEHOLDER_PARSERS,
-        TokenType.PLACEHOLDER: lambda self: self._positional_placeholder(),
+        TokenType.PLACEHOLDER: lambda self: self.expression(exp.Placeholder(), self._prev),
     }
-
-    def parse(self, raw_tokens: list[tokens.Token], sql: str) -> list[exp.Expression | None]:
-        starts = [token.start for token in raw_tokens if token.token_type is TokenType.PLACEHOLDER]
-        self._placeholders = {start: index for index, start in enumerate(starts)}
-        return super().parse(raw_tokens, sql)
-
-    def _positional_placeholder(self) -> exp.Placeholder:
-        placeholder = exp.Placeholder()
-        placeholder.meta[PLACEHOLDER_INDEX] = self._placeholders[self._prev.start]
-        return placeholder
 
     def _parse_update(self) -> exp.Update:
         # sqlglot keeps only the last of several SET clauses; REMOVE a is taken as SET a = NULL,
@@ -45,16 +34,14 @@ class _Parser(parser.Parser):
         if not self._match_texts(("SET", "REMOVE"), advance=False):  # else REMOVE is read as an alias
             table.set("alias", self._parse_table_alias(self.UPDATE_ALIAS_TOKENS))
         assignments: list[exp.Expression] = []
-        while True:
-            if self._match(TokenType.SET):
+        while self._match(TokenType.SET) or self._match_text_seq("REMOVE"):
+            if self._prev.token_type is TokenType.SET:
                 assignments.extend(self._parse_csv(self._parse_update_assignment))
-            elif self._match_text_seq("REMOVE"):
-                path = self._parse_column()
-                if path is None:
-                    self.raise_error("Expected an attribute after REMOVE")
-                assignments.append(exp.EQ(this=path, expression=exp.Null()))
-            else:
-                break
+                continue
+            path = self._parse_column()
+            if path is None:
+                self.raise_error("Expected an attribute after REMOVE")
+            assignments.append(exp.EQ(this=path, expression=exp.Null()))
         return exp.Update(
             this=table,
             expressions=assignments,
