@@ -152,6 +152,11 @@ def deserialize_item(item: Mapping[str, Any]) -> dict[str, Any]:
 # (take_wire_items): read them with ``deserialize_wire``, else with ``deserialize``.
 WIRE_ITEMS = "sa_dynamo:wire_items"
 
+# The members of an ExecuteStatement answer whose JSON is what botocore's parser would make of
+# them (strings, and ConsumedCapacity's numbers and names); LastEvaluatedKey is AttributeValues,
+# whose binary values botocore decodes, so it is left to botocore.
+_PLAIN_JSON = frozenset({"NextToken", "ConsumedCapacity"})
+
 # Set while a cursor reads a page (wire_items). A context variable, not a thread's: under
 # asyncio many tasks read on one thread, and each task's request is parsed in its own context.
 _reading: ContextVar[bool] = ContextVar("sa_dynamo_wire_items", default=False)
@@ -191,7 +196,11 @@ def take_wire_items(
     if isinstance(data, dict) and isinstance(data.get("Items"), list):
         customized_response_dict["Items"] = data.pop("Items")
         customized_response_dict[WIRE_ITEMS] = True
-        response_dict["body"] = json.dumps(data).encode("utf-8")
+        if data.keys() <= _PLAIN_JSON:  # as botocore would parse them: nothing left for it to read
+            customized_response_dict.update(data)
+            response_dict["body"] = b"{}"
+        else:
+            response_dict["body"] = json.dumps(data).encode("utf-8")
 
 
 def register_wire_items(client: Any) -> None:
