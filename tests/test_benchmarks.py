@@ -103,3 +103,11 @@ def test_the_targets_listed_in_the_docs_are_the_benchmark_s():
     assert listed == [
         f"{contender}: at most {limit}x {baseline}" for contender, baseline, limit in run.TARGETS
     ]
+
+
+def test_the_request_path_profile_runs(capsys):
+    from benchmarks import profile_request_path
+
+    profile_request_path.main(["--reads", "5", "--runs", "1"])
+    printed = capsys.readouterr().out
+    assert "sa_dynamo session.get" in printed and "x boto3 get_item" in printed
