@@ -9,6 +9,7 @@ sent.
 from __future__ import annotations
 
 import datetime
+import gc
 import json
 from base64 import b64decode
 from collections.abc import Callable, Iterator, Mapping, Sequence, Set
@@ -173,6 +174,27 @@ def wire_items() -> Iterator[None]:
         _reading.reset(reset)
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector held off while a page is decoded and turned into rows.
+
+    A page is thousands of dicts that hold no reference cycles and die together a moment later;
+    collections that start while they are made find them all alive and promote them, page after
+    page, into the oldest generation, until a full collection walks every object of the process.
+    In a stream that was most of its CPU (docs/performance.md, W9). Reference counting frees the
+    page as before; collections resume when the block ends. Left as it is when the collector is
+    off already (``gc.disable()``); only a few milliseconds of CPU, never a wait on the network,
+    run inside."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def take_wire_items(
     response_dict: dict[str, Any], customized_response_dict: dict[str, Any], **_: Any
 ) -> None:
@@ -190,7 +212,8 @@ def take_wire_items(
     if not isinstance(body, bytes) or "json" not in content_type:
         return  # e.g. a CBOR response: botocore's parser reads it
     try:
-        data = json.loads(body.decode("utf-8"))
+        with collector_paused():
+            data = json.loads(body.decode("utf-8"))
     except ValueError:
         return  # botocore reports it
     if isinstance(data, dict) and isinstance(data.get("Items"), list):
