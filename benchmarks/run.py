@@ -124,9 +124,10 @@ def _verdict(row: Result, rows: list[Result]) -> str:
     return "".join(f"  {v}" for v in verdicts)
 
 
-def run_all(env: Env, quick: bool, scale_items: int | None = None) -> None:
-    """Every workload, at its full size or (``quick``) its tiny one; results land in ``env``."""
-    for workload in WORKLOADS:
+def run_all(env: Env, quick: bool, scale_items: int | None = None, only: str = "") -> None:
+    """Every workload (or those whose name starts with ``only``), at its full size or
+    (``quick``) its tiny one; results land in ``env``."""
+    for workload in (w for w in WORKLOADS if w.NAME.startswith(only)):
         sizes = [QUICK[workload]] if quick else []
         if workload is w9_scale:
             w9_scale.run(env, *(sizes or [w9_scale.SMALL]), large=scale_items)
@@ -146,12 +147,13 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="W9's larger size (default: ten times the smaller; the issue's is 1000000, about an hour here)",
     )
+    parser.add_argument("--only", default="", help="the workloads whose name starts with this, e.g. W9")
     parser.add_argument("--markdown", action="store_true", help="tables for docs/performance.md")
     args = parser.parse_args(argv)
     server = None if args.endpoint else local_server.start()
     try:
         env = Env(args.endpoint or server.endpoint_url, args.repetitions or (1 if args.quick else 5))
-        run_all(env, args.quick, args.scale_items)
+        run_all(env, args.quick, args.scale_items, args.only)
         print(markdown(env.results) if args.markdown else table(env.results))
     finally:
         if server is not None:
