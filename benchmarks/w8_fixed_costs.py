@@ -3,7 +3,7 @@
 (the read-your-writes overlay has nothing to lay over them) against the same reads outside.
 
 Repetitions alternate between the two sides so that a shared machine's drift hits both, and
-our side's CPU (time.process_time) decides the verdicts, as in W7.
+our side's CPU (time.process_time) decides the verdicts, as in W9.
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ from benchmarks import (
     w2_partition_query,
     w3_bulk_insert,
     w4_commit,
-    w7_scale,
     w8_fixed_costs,
+    w9_scale,
 )
 from benchmarks.common import Env
 
@@ -61,11 +61,11 @@ def test_each_workload_makes_the_fewest_requests(quick_run):
     ):
         assert calls[w3_bulk_insert.NAME, contender] == batches, contender
     assert calls[w4_commit.NAME, "sa_dynamo session.commit"] == 1
-    small = run.QUICK[w7_scale]
-    assert calls[w7_scale.NAME, f"stream {small:,} items, yield_per(1000)"] == 1
+    small = run.QUICK[w9_scale]
+    assert calls[w9_scale.NAME, f"stream {small:,} items, yield_per(1000)"] == 1
     streamed = 10 * small  # in pages of ten batches of yield_per(1000)
-    assert calls[w7_scale.NAME, f"stream {streamed:,} items, yield_per(1000)"] == math.ceil(streamed / 10_000)
-    assert calls[w7_scale.NAME, f"COUNT over {10 * small:,} items"] == 1  # keys only: one 1 MB page
+    assert calls[w9_scale.NAME, f"stream {streamed:,} items, yield_per(1000)"] == math.ceil(streamed / 10_000)
+    assert calls[w9_scale.NAME, f"COUNT over {10 * small:,} items"] == 1  # keys only: one 1 MB page
     paged = next(r for r in quick_run.results if r.contender.startswith("paginate") and r.verdict)
     assert "[meets target one call per page" in paged.verdict
     assert calls[w8_fixed_costs.NAME, "session.commit of 1 object(s)"] == 1
@@ -75,7 +75,7 @@ def test_each_workload_makes_the_fewest_requests(quick_run):
 
 
 def test_every_scale_workload_prints_a_verdict(quick_run):
-    verdicts = [r.verdict for r in quick_run.results if r.workload in (w7_scale.NAME, w8_fixed_costs.NAME)]
+    verdicts = [r.verdict for r in quick_run.results if r.workload in (w9_scale.NAME, w8_fixed_costs.NAME)]
     printed = " ".join(verdicts)
     for what in (
         "time per item flat",
@@ -103,3 +103,11 @@ def test_the_targets_listed_in_the_docs_are_the_benchmark_s():
     assert listed == [
         f"{contender}: at most {limit}x {baseline}" for contender, baseline, limit in run.TARGETS
     ]
+
+
+def test_the_request_path_profile_runs(capsys):
+    from benchmarks import profile_request_path
+
+    profile_request_path.main(["--reads", "5", "--runs", "1"])
+    printed = capsys.readouterr().out
+    assert "sa_dynamo session.get" in printed and "x boto3 get_item" in printed

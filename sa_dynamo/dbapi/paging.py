@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import statement as stmt
 from .errors import DataError, ProgrammingError
-from .values import WIRE_ITEMS, deserialize, deserialize_wire
+from .values import WIRE_ITEMS, collector_paused, deserialize, deserialize_wire
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -230,6 +230,10 @@ class Pages:
 
     def rows(self, items: list[dict[str, Any]]) -> list[tuple]:
         """Items as rows of ``names`` (or of ``paths``), Python values, unknown kinds sorted out."""
+        with collector_paused():  # a page's worth of new objects, none in a cycle
+            return self._rows(items)
+
+    def _rows(self, items: list[dict[str, Any]]) -> list[tuple]:
         if self.discriminator is not None:
             kept = self.discriminator.sort_out(items)
             self.skipped += len(items) - len(kept)

@@ -9,6 +9,7 @@ sent.
 from __future__ import annotations
 
 import datetime
+import gc
 import json
 from base64 import b64decode
 from collections.abc import Callable, Iterator, Mapping, Sequence, Set
@@ -152,6 +153,11 @@ def deserialize_item(item: Mapping[str, Any]) -> dict[str, Any]:
 # (take_wire_items): read them with ``deserialize_wire``, else with ``deserialize``.
 WIRE_ITEMS = "sa_dynamo:wire_items"
 
+# The members of an ExecuteStatement answer whose JSON is what botocore's parser would make of
+# them (strings, and ConsumedCapacity's numbers and names); LastEvaluatedKey is AttributeValues,
+# whose binary values botocore decodes, so it is left to botocore.
+_PLAIN_JSON = frozenset({"NextToken", "ConsumedCapacity"})
+
 # Set while a cursor reads a page (wire_items). A context variable, not a thread's: under
 # asyncio many tasks read on one thread, and each task's request is parsed in its own context.
 _reading: ContextVar[bool] = ContextVar("sa_dynamo_wire_items", default=False)
@@ -166,6 +172,27 @@ def wire_items() -> Iterator[None]:
         yield
     finally:
         _reading.reset(reset)
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector held off while a page is decoded and turned into rows.
+
+    A page is thousands of dicts that hold no reference cycles and die together a moment later;
+    collections that start while they are made find them all alive and promote them, page after
+    page, into the oldest generation, until a full collection walks every object of the process.
+    In a stream that was most of its CPU (docs/performance.md, W9). Reference counting frees the
+    page as before; collections resume when the block ends. Left as it is when the collector is
+    off already (``gc.disable()``); only a few milliseconds of CPU, never a wait on the network,
+    run inside."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def take_wire_items(
@@ -185,13 +212,18 @@ def take_wire_items(
     if not isinstance(body, bytes) or "json" not in content_type:
         return  # e.g. a CBOR response: botocore's parser reads it
     try:
-        data = json.loads(body.decode("utf-8"))
+        with collector_paused():
+            data = json.loads(body.decode("utf-8"))
     except ValueError:
         return  # botocore reports it
     if isinstance(data, dict) and isinstance(data.get("Items"), list):
         customized_response_dict["Items"] = data.pop("Items")
         customized_response_dict[WIRE_ITEMS] = True
-        response_dict["body"] = json.dumps(data).encode("utf-8")
+        if data.keys() <= _PLAIN_JSON:  # as botocore would parse them: nothing left for it to read
+            customized_response_dict.update(data)
+            response_dict["body"] = b"{}"
+        else:
+            response_dict["body"] = json.dumps(data).encode("utf-8")
 
 
 def register_wire_items(client: Any) -> None:

@@ -1,9 +1,12 @@
-"""W7: as the data grows: stream a partition with yield_per (peak memory growth, time per item),
+"""W9: as the data grows: stream a partition with yield_per (peak memory growth, time per item),
 COUNT over it, and paginate() deep into it (time per page). Each at two sizes, with a verdict on
 whether the cost per unit stays flat.
 
-Our side's CPU per unit (time.process_time) decides "flat": it is what this package can make
-grow, and unlike wall time it does not move with the other processes of a shared machine.
+Our side's CPU per unit (time.process_time, the least of the repetitions) decides "flat": it is
+what this package can make grow, and unlike wall time it does not move with the other processes
+of a shared machine. A stream reads pages of ten batches (10,000 items with yield_per(1000)), so
+below that size each page grows with the partition, and with it the work of Python's cyclic
+garbage collector over the page's objects: flat is judged from 10,000 items up.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import sa_dynamo
 from .common import Env, Result, counted_calls, engine_client, target
 from .models import items, orm_model
 
-NAME = "W7 scale"
+NAME = "W9 scale"
 FLAT = 1.25  # "flat": the cost per unit at the larger size at most this times the smaller's
 PEAK_MB = 50
 PAGE_SIZE = 10
@@ -46,21 +49,29 @@ class Run:
         )
 
 
-def _run(size: int, work: Callable[[], int], client: object, memory: bool = False) -> Run:
-    """Time ``work`` (wall and CPU), count its API calls and optionally its peak allocations,
-    and check that it handled ``size`` items."""
-    with counted_calls(client) as calls:
-        if memory:
-            tracemalloc.start()
-        wall, cpu = time.perf_counter(), time.process_time()
-        handled = work()
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        peak = tracemalloc.get_traced_memory()[1] / 2**20 if memory else 0.0
-        if memory:
+def _run(size: int, work: Callable[[], int], client: object, repetitions: int, memory: bool = False) -> Run:
+    """Time ``work`` (the least CPU of ``repetitions`` runs, the wall time of that run), count
+    its API calls and, with ``memory``, its peak allocations in one more run of its own:
+    tracemalloc slows every allocation, so it never runs while the CPU is timed. Each run must
+    handle ``size`` items."""
+    best = None
+    for _ in range(max(repetitions, 1)):
+        with counted_calls(client) as calls:
+            wall, cpu = time.perf_counter(), time.process_time()
+            handled = work()
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        if handled != size:
+            raise AssertionError(f"{work} handled {handled} items, expected {size}")
+        if best is None or cpu < best.cpu:
+            best = Run(size, wall, cpu, len(calls))
+    if memory:
+        tracemalloc.start()
+        try:
+            work()
+            best.peak_mb = tracemalloc.get_traced_memory()[1] / 2**20
+        finally:
             tracemalloc.stop()
-    if handled != size:
-        raise AssertionError(f"{work} handled {handled} items, expected {size}")
-    return Run(size, wall, cpu, len(calls), peak)
+    return best
 
 
 def _flat(what: str, small: Run, large: Run) -> str:
@@ -72,7 +83,7 @@ def _flat(what: str, small: Run, large: Run) -> str:
 
 def run(env: Env, small: int = SMALL, large: int | None = None) -> None:
     large = large or 10 * small
-    table = env.table_name("w7")
+    table = env.table_name("w9")
     env.create_table(table)
     env.load(table, items("S", small) + items("L", large))
     model = orm_model(table)
@@ -89,10 +100,13 @@ def run(env: Env, small: int = SMALL, large: int | None = None) -> None:
 
     stream("S"), count("S")  # compiled and cached before anything is timed
     streams = [
-        _run(small, partial(stream, "S"), client, True),
-        _run(large, partial(stream, "L"), client, True),
+        _run(small, partial(stream, "S"), client, env.repetitions, memory=True),
+        _run(large, partial(stream, "L"), client, env.repetitions, memory=True),
     ]
-    counts = [_run(small, partial(count, "S"), client), _run(large, partial(count, "L"), client)]
+    counts = [
+        _run(small, partial(count, "S"), client, env.repetitions),
+        _run(large, partial(count, "L"), client, env.repetitions),
+    ]
     peak = target(streams[1].peak_mb < PEAK_MB, f"< {PEAK_MB} MB")
     for done, verdict in ((streams[0], ""), (streams[1], f"{_flat('time per item', *streams)}  {peak}")):
         note = f"{done.per_item()}, peak {done.peak_mb:.1f} MB"

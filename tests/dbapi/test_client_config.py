@@ -1,0 +1,94 @@
+"""The botocore options the driver sets on the clients it builds (``dbapi.lean_client_config``):
+no parameter validation (the driver checks what it sends itself), a User-Agent built once, and
+a user's ``client_config`` winning over both. Turning validation off must not change one byte
+that goes to DynamoDB: the same statements are sent through a validating client and through
+the driver's, and their request bodies compared."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError, ParamValidationError
+
+from sa_dynamo import dbapi
+
+
+def test_the_driver_s_clients_skip_botocore_s_parameter_validation(endpoint_url: str) -> None:
+    """An out-of-range Limit reaches DynamoDB, which refuses it, instead of botocore refusing it."""
+    lean = dbapi.connect(endpoint_url=endpoint_url).client
+    with pytest.raises(ClientError, match="greater than or equal to 1"):
+        lean.list_tables(Limit=0)
+    assert lean.meta.config.user_agent.startswith("Boto3/")  # boto3's own string, built once
+
+
+def test_a_user_s_client_config_wins(endpoint_url: str) -> None:
+    client = dbapi.connect(
+        endpoint_url=endpoint_url, client_config={"parameter_validation": True, "user_agent": "mine/1"}
+    ).client
+    with pytest.raises(ParamValidationError):
+        client.list_tables(Limit=0)
+    assert client.meta.config.user_agent.startswith("mine/1")
+    assert "sa-dynamo/" not in client.meta.config.user_agent
+
+
+def bodies_sent(connection: dbapi.Connection, work: Any) -> list[tuple[str, bytes]]:
+    """(X-Amz-Target, body) of every request ``work(connection)`` makes, taken from botocore's
+    public before-send event as they go out."""
+    sent: list[tuple[str, bytes]] = []
+
+    def record(request: Any, **_: Any) -> None:
+        sent.append((request.headers["X-Amz-Target"].decode(), bytes(request.body)))
+
+    connection.client.meta.events.register("before-send.dynamodb", record)
+    try:
+        work(connection)
+    finally:
+        connection.client.meta.events.unregister("before-send.dynamodb", record)
+    return sent
+
+
+@pytest.mark.parametrize("autocommit", [True, False], ids=["autocommit", "transaction"])
+def test_requests_are_the_same_bytes_with_and_without_validation(
+    endpoint_url: str, table: Any, autocommit: bool
+) -> None:
+    row = ("k", "s", Decimal("1.5"), b"\x00\xff", {"m": [1, "x", None, True]}, {"a", "b"})
+
+    def work(connection: dbapi.Connection) -> None:
+        cur = connection.cursor()
+        insert = f"INSERT INTO \"{table.name}\" VALUE {{'pk': ?, 'sk': ?, 'n': ?, 'b': ?, 'm': ?, 'ss': ?}}"
+        cur.execute(insert, row)
+        cur.executemany(insert, [(f"k{i}", "s", Decimal(i), b"x", {}, {"c"}) for i in range(30)])
+        connection.commit()
+        cur.execute(f'SELECT * FROM "{table.name}" WHERE "pk" = ? AND "sk" = ?', ("k", "s"))
+        assert cur.fetchall()
+        cur.execute(f'DELETE FROM "{table.name}" WHERE "pk" = ? AND "sk" = ?', ("k", "s"))
+        cur.executemany(
+            f'DELETE FROM "{table.name}" WHERE "pk" = ? AND "sk" = ?', [(f"k{i}", "s") for i in range(30)]
+        )
+        connection.commit()
+
+    validating = dbapi.connect(
+        endpoint_url=endpoint_url, autocommit=autocommit, client_config={"parameter_validation": True}
+    )
+    lean = dbapi.connect(endpoint_url=endpoint_url, autocommit=autocommit)
+    assert validating.client.meta.config.parameter_validation is True
+    with_validation = bodies_sent(validating, work)
+    without = bodies_sent(lean, work)
+    # A commit's ClientRequestToken is fresh each time: the rest of its body must match.
+    assert [_without_token(target, body) for target, body in without] == [
+        _without_token(target, body) for target, body in with_validation
+    ]
+    assert {target.rpartition(".")[2] for target, _ in without} >= (
+        {"ExecuteStatement", "BatchExecuteStatement"} if autocommit else {"ExecuteTransaction"}
+    )
+
+
+def _without_token(target: str, body: bytes) -> tuple[str, bytes]:
+    if target.endswith("ExecuteTransaction"):
+        data = json.loads(body)
+        assert len(data.pop("ClientRequestToken")) == 32
+        return target, json.dumps(data).encode()
+    return target, body
