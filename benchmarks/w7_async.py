@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer
@@ -80,8 +80,9 @@ def in_tasks(
 
 
 @contextmanager
-def contenders(endpoint_url: str, loop: asyncio.AbstractEventLoop) -> Iterator[tuple[Any, Any, Clients]]:
-    """An aiobotocore client, an AsyncEngine with TASKS pooled connections, their clients."""
+def contenders(endpoint_url: str, loop: asyncio.AbstractEventLoop) -> Iterator[tuple[Any, Any, Clients, Any]]:
+    """On ``endpoint_url``: an aiobotocore client, an AsyncEngine with TASKS pooled connections,
+    their clients, and a sync Engine."""
     from aiobotocore.config import AioConfig
     from aiobotocore.session import AioSession
 
@@ -90,8 +91,9 @@ def contenders(endpoint_url: str, loop: asyncio.AbstractEventLoop) -> Iterator[t
         "dynamodb", endpoint_url=endpoint_url, region_name=REGION, config=config, **LOCAL_CREDENTIALS
     )
     client = loop.run_until_complete(creating.__aenter__())
-    url = f"dynamodb+aiobotocore://{endpoint_url.removeprefix('http://')}"
-    engine = create_async_engine(url, pool_size=TASKS, max_overflow=0)
+    host = endpoint_url.removeprefix("http://")
+    engine = create_async_engine(f"dynamodb+aiobotocore://{host}", pool_size=TASKS, max_overflow=0)
+    sync_engine = create_engine(f"{DIALECT}://{host}")
 
     async def open_pool() -> list[Any]:  # every pooled connection opened before timing
         connections = [await engine.connect() for _ in range(TASKS)]
@@ -102,8 +104,9 @@ def contenders(endpoint_url: str, loop: asyncio.AbstractEventLoop) -> Iterator[t
 
     pooled = Clients(loop.run_until_complete(open_pool()))
     try:
-        yield client, engine, pooled
+        yield client, engine, pooled, sync_engine
     finally:
+        sync_engine.dispose()
         loop.run_until_complete(engine.dispose())
         loop.run_until_complete(creating.__aexit__(None, None, None))
 
@@ -168,9 +171,7 @@ def measure_at(env: Env, endpoint_url: str, rtt: str, model: Any, size: int) -> 
     deserializer = TypeDeserializer()
     loop = asyncio.new_event_loop()
     aiodynamo = aiodynamo_table(endpoint_url, loop, table)
-    sync_engine = create_engine(f"{DIALECT}://{endpoint_url.removeprefix('http://')}")
-    with ExitStack() as cleanup, contenders(endpoint_url, loop) as (client, engine, pooled):
-        cleanup.callback(sync_engine.dispose)
+    with contenders(endpoint_url, loop) as (client, engine, pooled, sync_engine):
 
         async def raw_point(_: None, key: tuple[str, str]) -> None:
             await client.execute_statement(Statement=point, Parameters=[{"S": key[0]}, {"S": key[1]}])
