@@ -1,6 +1,13 @@
 """W7: asyncio. 1,000 point reads, then 32 reads of a 1,000-item partition, by 32 concurrent
 tasks: AsyncSession on dynamodb+aiobotocore vs raw aiobotocore sending the same PartiQL, vs
-aiodynamo (GetItem, Query), and vs the sync engine doing the same reads one after another."""
+aiodynamo (GetItem, Query), and vs the sync engine doing the same reads one after another.
+
+Each runs twice: directly against DynamoDB Local, which answers on loopback in about half a
+millisecond, and through a loopback proxy that holds every request for a stated round-trip
+time first, as a network between the client and DynamoDB does (single-digit milliseconds
+within a region). Concurrency can only hide time spent waiting on the network; the direct run
+measures the CPU each client spends, the delayed one what asyncio buys an application.
+"""
 
 from __future__ import annotations
 
@@ -10,20 +17,22 @@ from contextlib import contextmanager
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer
-from sqlalchemy import select
+from sqlalchemy import create_engine, select
 from sqlalchemy.dialects import registry
 from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
 from sqlalchemy.orm import Session
 
 from sa_dynamo.dbapi import LOCAL_CREDENTIALS
 
-from .common import REGION, Env, engine_client, optional
+from .common import DIALECT, REGION, Env, engine_client, optional
 from .models import items, orm_model
 
 NAME = "W7 asyncio"
 POINT = f"{NAME}: 1,000 point reads by 32 tasks"
 PARTITION = f"{NAME}: 32 reads of a 1,000-item partition by 32 tasks"
 TASKS = 32
+# Round-trip times added to every request: none (DynamoDB Local directly), then a network's.
+RTTS = (0.0, 0.005)
 # PyDynamoDB's dialects live beside ours in the benchmarks' virtualenv: make the name ours.
 registry.register("dynamodb.aiobotocore", "sa_dynamo.dialect.aiobotocore", "AsyncDynamoDBDialect")
 
@@ -71,18 +80,20 @@ def in_tasks(
 
 
 @contextmanager
-def contenders(env: Env, loop: asyncio.AbstractEventLoop) -> Iterator[tuple[Any, Any, Clients]]:
-    """An aiobotocore client, an AsyncEngine with TASKS pooled connections, their clients."""
+def contenders(endpoint_url: str, loop: asyncio.AbstractEventLoop) -> Iterator[tuple[Any, Any, Clients, Any]]:
+    """On ``endpoint_url``: an aiobotocore client, an AsyncEngine with TASKS pooled connections,
+    their clients, and a sync Engine."""
     from aiobotocore.config import AioConfig
     from aiobotocore.session import AioSession
 
     config = AioConfig(max_pool_connections=TASKS)
     creating = AioSession().create_client(
-        "dynamodb", endpoint_url=env.endpoint_url, region_name=REGION, config=config, **LOCAL_CREDENTIALS
+        "dynamodb", endpoint_url=endpoint_url, region_name=REGION, config=config, **LOCAL_CREDENTIALS
     )
     client = loop.run_until_complete(creating.__aenter__())
-    url = f"dynamodb+aiobotocore://{env.endpoint_url.removeprefix('http://')}"
-    engine = create_async_engine(url, pool_size=TASKS, max_overflow=0)
+    host = endpoint_url.removeprefix("http://")
+    engine = create_async_engine(f"dynamodb+aiobotocore://{host}", pool_size=TASKS, max_overflow=0)
+    sync_engine = create_engine(f"{DIALECT}://{host}")
 
     async def open_pool() -> list[Any]:  # every pooled connection opened before timing
         connections = [await engine.connect() for _ in range(TASKS)]
@@ -93,13 +104,14 @@ def contenders(env: Env, loop: asyncio.AbstractEventLoop) -> Iterator[tuple[Any,
 
     pooled = Clients(loop.run_until_complete(open_pool()))
     try:
-        yield client, engine, pooled
+        yield client, engine, pooled, sync_engine
     finally:
+        sync_engine.dispose()
         loop.run_until_complete(engine.dispose())
         loop.run_until_complete(creating.__aexit__(None, None, None))
 
 
-def aiodynamo_table(env: Env, loop: asyncio.AbstractEventLoop, table: str) -> Any:
+def aiodynamo_table(endpoint_url: str, loop: asyncio.AbstractEventLoop, table: str) -> Any:
     """aiodynamo's table, or None without aiodynamo (the smoke test runs without it)."""
     if optional("aiodynamo") is None:
         return None
@@ -112,26 +124,54 @@ def aiodynamo_table(env: Env, loop: asyncio.AbstractEventLoop, table: str) -> An
     async def make() -> Any:
         session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=TASKS))
         key = Key(LOCAL_CREDENTIALS["aws_access_key_id"], LOCAL_CREDENTIALS["aws_secret_access_key"])
-        client = Client(AIOHTTP(session), StaticCredentials(key), REGION, URL(env.endpoint_url))
+        client = Client(AIOHTTP(session), StaticCredentials(key), REGION, URL(endpoint_url))
         return session, client.table(table)
 
     return loop.run_until_complete(make())
+
+
+@contextmanager
+def delayed(endpoint_url: str, rtt: float, requests: int) -> Iterator[str]:
+    """The endpoint to measure at round-trip time ``rtt``: DynamoDB Local's own for 0, else a
+    proxy on 127.0.0.1 that holds each request ``rtt`` seconds before forwarding it (the test
+    suite's fault proxy, every request delayed). The proxy stops after ``requests`` requests,
+    ten minutes, or the block, whichever comes first."""
+    if not rtt:
+        yield endpoint_url
+        return
+    from tests.support.faultproxy import FaultProxy, Faults
+
+    faults = Faults(delay=1.0, delay_seconds=rtt)
+    with FaultProxy(endpoint_url, faults, max_requests=requests, time_limit=600) as proxy:
+        yield proxy.endpoint_url
 
 
 def run(env: Env, size: int = 1000) -> None:
     table = env.table_name("w7")
     env.create_table(table)
     env.load(table, items("P", size))
+    # Every contender's requests of every repetition, with room to spare (pages, pool pings).
+    requests = 2 * 4 * (size + TASKS) * (env.repetitions + 1)
+    model = orm_model(table)
+    for rtt in RTTS:
+        with delayed(env.endpoint_url, rtt, requests) as endpoint_url:
+            measure_at(env, endpoint_url, f"({rtt * 1000:g} ms round trip)", model, size)
+
+
+def measure_at(env: Env, endpoint_url: str, rtt: str, model: Any, size: int) -> None:
+    """Every contender's reads of ``model``'s table through ``endpoint_url``, as workloads
+    named with ``rtt``."""
+    point_workload, partition_workload = f"{POINT} {rtt}", f"{PARTITION} {rtt}"
+    table = model.__tablename__
     keys = [("P", f"{i:06}") for i in range(size)]
     queries = range(TASKS)
-    model = orm_model(table)
     columns = '"pk", "sk", "n", "name", "flag"'
     point = f'SELECT {columns} FROM "{table}" WHERE "pk" = ? AND "sk" = ?'
     partition = f'SELECT {columns} FROM "{table}" WHERE "pk" = ?'
     deserializer = TypeDeserializer()
     loop = asyncio.new_event_loop()
-    aiodynamo = aiodynamo_table(env, loop, table)
-    with contenders(env, loop) as (client, engine, pooled):
+    aiodynamo = aiodynamo_table(endpoint_url, loop, table)
+    with contenders(endpoint_url, loop) as (client, engine, pooled, sync_engine):
 
         async def raw_point(_: None, key: tuple[str, str]) -> None:
             await client.execute_statement(Statement=point, Parameters=[{"S": key[0]}, {"S": key[1]}])
@@ -157,31 +197,36 @@ def run(env: Env, size: int = 1000) -> None:
             return lambda: loop.run_until_complete(in_tasks(list(jobs), job, engine)())
 
         def sync_gets() -> None:
-            with Session(env.engine) as session:
+            with Session(sync_engine) as session:
                 for key in keys:
                     session.get(model, key)
                     session.expunge_all()
 
         def sync_selects() -> None:
-            with Session(env.engine) as session:
+            with Session(sync_engine) as session:
                 for _ in queries:
                     session.scalars(select(model).where(model.pk == "P")).all()
                     session.expunge_all()
 
-        sync_client = engine_client(env.engine)
-        env.measure(POINT, "aiobotocore ExecuteStatement (same PartiQL)", timed(raw_point, keys), client)
-        env.measure(POINT, "sa_dynamo AsyncSession.get", timed(session_get, keys, engine), pooled)
-        env.measure(POINT, "sa_dynamo session.get, one after another", sync_gets, sync_client)
+        sync_client = engine_client(sync_engine)
         env.measure(
-            PARTITION,
+            point_workload, "aiobotocore ExecuteStatement (same PartiQL)", timed(raw_point, keys), client
+        )
+        env.measure(point_workload, "sa_dynamo AsyncSession.get", timed(session_get, keys, engine), pooled)
+        env.measure(point_workload, "sa_dynamo session.get, one after another", sync_gets, sync_client)
+        env.measure(
+            partition_workload,
             "aiobotocore ExecuteStatement + TypeDeserializer",
             timed(raw_partition, queries),
             client,
         )
         env.measure(
-            PARTITION, "sa_dynamo AsyncSession select", timed(session_select, queries, engine), pooled
+            partition_workload,
+            "sa_dynamo AsyncSession select",
+            timed(session_select, queries, engine),
+            pooled,
         )
-        env.measure(PARTITION, "sa_dynamo ORM select, one after another", sync_selects, sync_client)
+        env.measure(partition_workload, "sa_dynamo ORM select, one after another", sync_selects, sync_client)
         if aiodynamo is not None:
             from aiodynamo.expressions import HashKey
 
@@ -193,7 +238,7 @@ def run(env: Env, size: int = 1000) -> None:
             async def aiodynamo_query(_: None, __: int) -> None:
                 [item async for item in dynamo.query(HashKey("pk", "P"))]
 
-            env.measure(POINT, "aiodynamo get_item", timed(aiodynamo_get, keys))
-            env.measure(PARTITION, "aiodynamo query", timed(aiodynamo_query, queries))
+            env.measure(point_workload, "aiodynamo get_item", timed(aiodynamo_get, keys))
+            env.measure(partition_workload, "aiodynamo query", timed(aiodynamo_query, queries))
             loop.run_until_complete(session.close())
     loop.close()

@@ -15,6 +15,7 @@ from benchmarks import (
     w2_partition_query,
     w3_bulk_insert,
     w4_commit,
+    w7_async,
     w8_fixed_costs,
     w9_scale,
 )
@@ -72,6 +73,26 @@ def test_each_workload_makes_the_fewest_requests(quick_run):
     assert calls[w8_fixed_costs.NAME, "session.commit of 100 object(s)"] == 1
     gets = run.QUICK[w8_fixed_costs]
     assert calls[w8_fixed_costs.NAME, f"{gets} session.get in a transaction that wrote elsewhere"] == gets
+
+
+def test_w7_async_runs_at_every_round_trip_time_with_the_same_requests(quick_run):
+    """The delay proxy changes how long a request takes, not what is sent: every contender makes
+    the same calls at each round-trip time, and each target gets a verdict at each."""
+    rows = [r for r in quick_run.results if r.workload.startswith(w7_async.NAME)]
+    calls = {(r.workload, r.contender): r.calls for r in rows}
+    direct, *delayed = (f" ({rtt * 1000:g} ms round trip)" for rtt in w7_async.RTTS)
+    assert delayed, "W7 runs only directly"
+    expected = {w7_async.POINT: run.QUICK[w7_async], w7_async.PARTITION: w7_async.TASKS}
+    for workload, reads in expected.items():
+        contenders = [c for w, c in calls if w == workload + direct]
+        assert len(contenders) == 3  # aiobotocore, AsyncSession, the sync engine (no aiodynamo here)
+        for contender in contenders:
+            assert calls[workload + direct, contender] == reads, contender
+            for rtt in delayed:
+                assert calls[workload + rtt, contender] == reads, (rtt, contender)
+    verdicts = " ".join(run._verdict(row, [r for r in rows if r.workload == row.workload]) for row in rows)
+    assert verdicts.count("target <= 1.2x aiobotocore") == 2 * len(w7_async.RTTS)
+    assert verdicts.count("target <= 0.33x sa_dynamo") == 2 * len(w7_async.RTTS)
 
 
 def test_every_scale_workload_prints_a_verdict(quick_run):

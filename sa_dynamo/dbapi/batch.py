@@ -13,7 +13,6 @@ may or may not have been applied: ``applied``, ``unapplied`` and ``unknown``, ro
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -180,7 +179,7 @@ def _answered(
     pending = rows
     for attempt in range(_BATCH_ATTEMPTS):
         if attempt:
-            _pause(attempt)
+            _pause(connection, attempt)
         response = connection._call("batch_execute_statement", {"Statements": [bodies[i] for i in pending]})
         # botocore resends a request whose answer was lost (a reset, a 500) and so do we for
         # throttled statements: an unseen attempt may have applied a statement.
@@ -325,7 +324,7 @@ def _until_processed(
     responses = []
     for attempt in range(_BATCH_ATTEMPTS):
         if attempt:
-            _pause(attempt)
+            _pause(connection, attempt)
         response = connection._call(method, {"RequestItems": requests})
         responses.append(response)
         requests = response.get(leftover) or {}
@@ -334,9 +333,9 @@ def _until_processed(
     return responses, requests
 
 
-def _pause(attempt: int) -> None:
+def _pause(connection: Connection, attempt: int) -> None:
     """Back off before resending what DynamoDB throttled or left unprocessed."""
-    time.sleep(min(0.05 * 2**attempt, 2.0))
+    connection.pause(min(0.05 * 2**attempt, 2.0))
 
 
 def _batch_rowcount(kind: str, operation: str, answer: dict[str, Any]) -> int:

@@ -57,8 +57,12 @@ class Connection:
         autocommit: bool = False,
         chunked_commit: bool = False,
         hide_parameters: bool = False,
+        pause: Callable[[float], None] = time.sleep,
     ):
         self.client = client
+        # How the driver waits (a batch's backoff, a table change's polls), supplied by the I/O
+        # side like the client: an event loop's driver must not block its loop while it waits.
+        self.pause = pause
         self.autocommit = autocommit
         # More than 100 writes are committed as several transactions, each atomic on its own.
         self.chunked_commit = chunked_commit

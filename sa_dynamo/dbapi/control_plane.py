@@ -27,13 +27,14 @@ TTL_KEY = "TimeToLiveSpecification"
 LOCAL_INDEX_KEY = "LocalIndex"
 
 
-def _wait(what: str, done: Any) -> None:
+def _wait(connection: Connection, what: str, done: Any) -> None:
+    """Poll ``done`` until it holds, pausing as the connection pauses (never blocking an event loop)."""
     deadline = time.monotonic() + _WAIT_SECONDS
     delay = _FIRST_POLL_SECONDS
     while not done():
         if time.monotonic() > deadline:
             raise OperationalError(f"gave up waiting for {what} after {_WAIT_SECONDS} s")
-        time.sleep(delay)
+        connection.pause(delay)
         delay = min(delay * 2, _MAX_POLL_SECONDS)
 
 
@@ -103,7 +104,7 @@ def create_table(connection: Connection, request: dict[str, Any]) -> None:
     ttl = request.pop(TTL_KEY, None)
     name = request["TableName"]
     connection._call("create_table", request)
-    _wait(f"table {name} to become ACTIVE", lambda: _status(connection, name) == "ACTIVE")
+    _wait(connection, f"table {name} to become ACTIVE", lambda: _status(connection, name) == "ACTIVE")
     if ttl:
         connection._call("update_time_to_live", {"TableName": name, TTL_KEY: ttl})
 
@@ -111,7 +112,7 @@ def create_table(connection: Connection, request: dict[str, Any]) -> None:
 def delete_table(connection: Connection, request: dict[str, Any]) -> None:
     name = request["TableName"]
     connection._call("delete_table", request)
-    _wait(f"table {name} to be deleted", lambda: _status(connection, name) is None)
+    _wait(connection, f"table {name} to be deleted", lambda: _status(connection, name) is None)
 
 
 def create_index(connection: Connection, request: dict[str, Any]) -> None:
@@ -127,6 +128,7 @@ def create_index(connection: Connection, request: dict[str, Any]) -> None:
         )
     connection._call("update_table", request)
     _wait(
+        connection,
         f"index {index} on {table} to become ACTIVE",
         lambda: _index_status(connection, table, index) == "ACTIVE",
     )
@@ -136,7 +138,11 @@ def drop_index(connection: Connection, request: dict[str, Any]) -> None:
     table = request["TableName"]
     index = request["GlobalSecondaryIndexUpdates"][0]["Delete"]["IndexName"]
     connection._call("update_table", request)
-    _wait(f"index {index} on {table} to be deleted", lambda: _index_status(connection, table, index) is None)
+    _wait(
+        connection,
+        f"index {index} on {table} to be deleted",
+        lambda: _index_status(connection, table, index) is None,
+    )
 
 
 OPERATIONS = {

@@ -9,6 +9,7 @@ Everything here runs inside ``greenlet_spawn`` (an AsyncEngine puts it there); c
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import types
 from collections import deque
@@ -56,6 +57,12 @@ class AwaitedClient:
         if not self._closed and in_greenlet():
             self._closed = True
             await_(self.aio_client.close())
+
+
+def pause(seconds: float) -> None:
+    """The driver's pause (a batch's backoff, a table change's polls) as the event loop's: the
+    loop runs other tasks meanwhile, where ``time.sleep`` would freeze them all."""
+    await_(asyncio.sleep(seconds))
 
 
 async def _nothing() -> None:
@@ -131,7 +138,7 @@ class AsyncAdaptedConnection(AdaptedConnection, Connection):
     ``AdaptedConnection``) is the aiobotocore client."""
 
     def __init__(self, client: AwaitedClient, **options: Any):
-        Connection.__init__(self, client, **options)
+        Connection.__init__(self, client, pause=pause, **options)
         self._connection = client.aio_client
 
     def cursor(self, server_side: bool = False) -> Any:  # type: ignore[override]

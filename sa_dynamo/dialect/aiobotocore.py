@@ -7,10 +7,14 @@ in SQLAlchemy's own async dialects.
 
 from __future__ import annotations
 
+import asyncio
+import os
 from typing import Any
 
 from sqlalchemy import pool
 
+from .. import local_server
+from ..sqlalchemy_private import await_
 from . import aio_driver
 from .base import DynamoDBDialect
 from .execution import DynamoDBExecutionContext
@@ -62,3 +66,10 @@ class AsyncDynamoDBLocalDialect(_OnAiobotocore, DynamoDBLocalDialect):
 
     driver = "aiolocal"
     supports_statement_cache = True
+
+    def connect(self, *cargs: Any, local_data_dir: str | None = None, **cparams: Any) -> Any:
+        """The first connect starts the server in a worker thread (Java starts in seconds), so
+        the event loop serves other tasks meanwhile; later ones find it running."""
+        if local_data_dir not in self._servers and os.environ.get(local_server.ENV_ENDPOINT) is None:
+            await_(asyncio.to_thread(self.local_endpoint, local_data_dir))
+        return super().connect(*cargs, local_data_dir=local_data_dir, **cparams)

@@ -40,11 +40,16 @@ class DynamoDBLocalDialect(DynamoDBDialect):
 
     def connect(self, *cargs: Any, local_data_dir: str | None = None, **cparams: Any) -> Any:
         """Start the private DynamoDB Local on first connect (not at create_engine), once per data dir."""
+        return super().connect(*cargs, endpoint_url=self.local_endpoint(local_data_dir), **cparams)
+
+    @classmethod
+    def local_endpoint(cls, data_dir: str | None) -> str:
+        """The endpoint of the server for ``data_dir``, started (blocking, seconds) if none runs yet."""
         endpoint = os.environ.get(local_server.ENV_ENDPOINT)
-        if endpoint is None:
-            with self._lock:
-                server = self._servers.get(local_data_dir)
-                if server is None:
-                    server = self._servers[local_data_dir] = local_server.start(data_dir=local_data_dir)
-            endpoint = server.endpoint_url
-        return super().connect(*cargs, endpoint_url=endpoint, **cparams)
+        if endpoint is not None:
+            return endpoint
+        with cls._lock:
+            server = cls._servers.get(data_dir)
+            if server is None:
+                server = cls._servers[data_dir] = local_server.start(data_dir=data_dir)
+        return server.endpoint_url
