@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import pstats
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -58,19 +57,8 @@ class FakeClient:
         return response
 
 
-def _cpu(work: Callable[[], Any], runs: int) -> float:
-    """The least CPU time of ``runs`` runs (other processes share the machine)."""
-    work()  # warm the statement cache
-    times = []
-    for _ in range(runs):
-        started = time.process_time()
-        work()
-        times.append(time.process_time() - started)
-    return min(times)
-
-
 def _report(label: str, work: Callable[[], Any], runs: int, unit: int, profile: bool) -> None:
-    print(f"{label:50s} {_cpu(work, runs) * 1e6 / unit:8.1f} us")
+    print(f"{label:50s} {common.least_cpu(work, runs) * 1e6 / unit:8.1f} us")
     if profile:
         profiler = cProfile.Profile()
         profiler.runcall(work)

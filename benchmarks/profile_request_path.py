@@ -14,7 +14,6 @@ import cProfile
 import json
 import pstats
 import time
-from collections.abc import Callable
 from typing import Any
 
 import boto3
@@ -65,17 +64,6 @@ def answered(client: Any) -> Any:
     return client
 
 
-def _cpu(work: Callable[[], Any], runs: int) -> float:
-    """The least CPU time of ``runs`` rounds (other processes share the machine)."""
-    work()  # warm caches: SQLAlchemy's statement cache, botocore's endpoint cache
-    times = []
-    for _ in range(runs):
-        started = time.process_time()
-        work()
-        times.append(time.process_time() - started)
-    return min(times)
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", action="store_true", help="print a cProfile of each contender")
@@ -119,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
         }
         baseline = None
         for label, work in contenders.items():
-            cpu = _cpu(work, args.runs) / args.reads
+            cpu = common.least_cpu(work, args.runs) / args.reads
             baseline = baseline or cpu
             print(f"{label:35s} {cpu * 1e6:8.1f} us per call   {cpu / baseline:5.2f}x boto3 get_item")
         if args.profile:
