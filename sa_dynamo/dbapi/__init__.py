@@ -164,11 +164,21 @@ def connect(
         region_name, credentials = loopback_defaults(
             endpoint_url, region_name or session.region_name, credentials, session.get_credentials
         )
-        config = Config(**{**lean_client_config(core), **(client_config or {})})
+        options = {**lean_client_config(core), **(client_config or {})}
         try:
             client = session.client(
-                "dynamodb", endpoint_url=endpoint_url, region_name=region_name, config=config, **credentials
+                "dynamodb",
+                endpoint_url=endpoint_url,
+                region_name=region_name,
+                config=Config(**options),
+                **credentials,
             )
         except Exception as exc:  # e.g. NoRegionError: a PEP 249 error that says what to configure
             raise translate(exc) from exc
+        return Connection(
+            client,
+            autocommit=autocommit,
+            hide_parameters=hide_parameters,
+            encode_bodies=not options["parameter_validation"],
+        )
     return Connection(client, autocommit=autocommit, hide_parameters=hide_parameters)

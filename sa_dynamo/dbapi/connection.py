@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import batch, control_plane, overlay, values, writes
+from . import batch, control_plane, overlay, values, wire, writes
 from . import statement as stmt
 from .cursor import Cursor
 from .errors import (
@@ -58,8 +58,12 @@ class Connection:
         chunked_commit: bool = False,
         hide_parameters: bool = False,
         pause: Callable[[float], None] = time.sleep,
+        encode_bodies: bool = False,
     ):
         self.client = client
+        # The client does not validate parameters, so that the driver may encode the bodies of
+        # its statements and items itself (wire.encoded): only a client connect() made so.
+        self.encode_bodies = encode_bodies
         # How the driver waits (a batch's backoff, a table change's polls), supplied by the I/O
         # side like the client: an event loop's driver must not block its loop while it waits.
         self.pause = pause
@@ -70,7 +74,7 @@ class Connection:
         self.closed = False
         self._tables: dict[str, TableRules] = {}
         self._discard()
-        values.register_wire_items(client)
+        wire.register(client)
 
     def cursor(self) -> Cursor:
         if self.closed:
@@ -329,16 +333,19 @@ class Connection:
         return {k: overlay.image(w, self._committed.get((table, k))) for k, w in keyed.items()}
 
     def _read(self, body: dict[str, Any]) -> dict[str, Any]:
-        """One ExecuteStatement page of a SELECT. When the response carries ``values.WIRE_ITEMS``,
+        """One ExecuteStatement page of a SELECT. When the response carries ``wire.WIRE_ITEMS``,
         its Items are DynamoDB's JSON (binary values as base64 text): read them with
         ``values.deserialize_wire``, else with ``values.deserialize``."""
-        with values.wire_items():
+        with wire.wire_items():
             return self._call("execute_statement", body)
 
     def _call(self, method: str, body: dict[str, Any], translate_errors: bool = True) -> dict[str, Any]:
         started = time.perf_counter()
         try:
-            return getattr(self.client, method)(**body)
+            if not self.encode_bodies:
+                return getattr(self.client, method)(**body)
+            with wire.encoded(self.client, method, body) as params:
+                return getattr(self.client, method)(**params)
         except Exception as exc:
             if not translate_errors:
                 raise

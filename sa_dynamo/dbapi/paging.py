@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import statement as stmt
 from .errors import DataError, ProgrammingError
-from .values import WIRE_ITEMS, collector_paused, deserialize, deserialize_wire
+from .values import collector_paused, deserialize, deserialize_wire
+from .wire import WIRE_ITEMS
 
 if TYPE_CHECKING:
     from .connection import Connection

@@ -1,4 +1,4 @@
-"""Python values <-> DynamoDB AttributeValues, and the fast path that reads pages as DynamoDB's JSON.
+"""Python values <-> DynamoDB AttributeValues.
 
 Numbers are exact: N becomes ``Decimal`` and floats are converted through their shortest repr,
 never through binary rounding. What DynamoDB cannot store (NaN, infinity, more than 38 digits,
@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import datetime
 import gc
-import json
 from base64 import b64decode
 from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from contextlib import contextmanager
-from contextvars import ContextVar
 from decimal import Decimal
 from typing import Any
 
@@ -147,33 +145,6 @@ def deserialize_item(item: Mapping[str, Any]) -> dict[str, Any]:
     return {name: deserialize(value) for name, value in item.items()}
 
 
-# -- the DynamoDB-JSON fast path ----------------------------------------------------------------
-
-# Marks a response whose Items are DynamoDB's JSON, taken before botocore's parser
-# (take_wire_items): read them with ``deserialize_wire``, else with ``deserialize``.
-WIRE_ITEMS = "sa_dynamo:wire_items"
-
-# The members of an ExecuteStatement answer whose JSON is what botocore's parser would make of
-# them (strings, and ConsumedCapacity's numbers and names); LastEvaluatedKey is AttributeValues,
-# whose binary values botocore decodes, so it is left to botocore.
-_PLAIN_JSON = frozenset({"NextToken", "ConsumedCapacity"})
-
-# Set while a cursor reads a page (wire_items). A context variable, not a thread's: under
-# asyncio many tasks read on one thread, and each task's request is parsed in its own context.
-_reading: ContextVar[bool] = ContextVar("sa_dynamo_wire_items", default=False)
-
-
-@contextmanager
-def wire_items() -> Iterator[None]:
-    """Within it, this thread's (or task's) ExecuteStatement responses carry their Items as
-    DynamoDB's JSON."""
-    reset = _reading.set(True)
-    try:
-        yield
-    finally:
-        _reading.reset(reset)
-
-
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector held off while a page is decoded and turned into rows.
@@ -193,44 +164,3 @@ def collector_paused() -> Iterator[None]:
         yield
     finally:
         gc.enable()
-
-
-def take_wire_items(
-    response_dict: dict[str, Any], customized_response_dict: dict[str, Any], **_: Any
-) -> None:
-    """botocore's ``before-parse`` hook for ExecuteStatement: inside ``wire_items()``, take the
-    Items of a successful response as DynamoDB's JSON and leave botocore the rest to parse.
-
-    botocore walks every attribute value of every item through its shape model, which costs
-    several times more than ``json.loads`` and ``deserialize_wire`` that reads these items
-    instead, with the same results; and the page is not held twice, parsed and unparsed. Other
-    calls on the client, the caller's own included, are parsed as usual."""
-    if not _reading.get() or response_dict.get("status_code") != 200:
-        return
-    body = response_dict.get("body")
-    content_type = str(response_dict.get("headers", {}).get("content-type", ""))
-    if not isinstance(body, bytes) or "json" not in content_type:
-        return  # e.g. a CBOR response: botocore's parser reads it
-    try:
-        with collector_paused():
-            data = json.loads(body.decode("utf-8"))
-    except ValueError:
-        return  # botocore reports it
-    if isinstance(data, dict) and isinstance(data.get("Items"), list):
-        customized_response_dict["Items"] = data.pop("Items")
-        customized_response_dict[WIRE_ITEMS] = True
-        if data.keys() <= _PLAIN_JSON:  # as botocore would parse them: nothing left for it to read
-            customized_response_dict.update(data)
-            response_dict["body"] = b"{}"
-        else:
-            response_dict["body"] = json.dumps(data).encode("utf-8")
-
-
-def register_wire_items(client: Any) -> None:
-    """Hook ``take_wire_items`` into a botocore client (a stand-in without botocore's event
-    system is left as it is)."""
-    events = getattr(getattr(client, "meta", None), "events", None)
-    if events is not None:
-        events.register(
-            "before-parse.dynamodb.ExecuteStatement", take_wire_items, unique_id="sa_dynamo-wire-items"
-        )

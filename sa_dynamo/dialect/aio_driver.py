@@ -160,12 +160,14 @@ def connect(
     **credentials: Any,
 ) -> AsyncAdaptedConnection:
     """``sa_dynamo.dbapi.connect`` on aiobotocore: the same arguments, credential chain,
-    region, retries and endpoint settings (aiobotocore is botocore's own configuration)."""
+    region, retries and endpoint settings (aiobotocore is botocore's own configuration), and
+    the same lean client (``dbapi.lean_client_config``)."""
     from aiobotocore.config import AioConfig
     from aiobotocore.session import AioSession
 
     try:
         session = AioSession(profile=profile_name)
+        options = {**dbapi.lean_client_config(session), **(client_config or {})}
         region_name, credentials = loopback_defaults(
             endpoint_url,
             region_name or session.get_config_variable("region"),
@@ -176,14 +178,17 @@ def connect(
             "dynamodb",
             endpoint_url=endpoint_url,
             region_name=region_name,
-            config=AioConfig(**(client_config or {})),
+            config=AioConfig(**options),
             **credentials,
         )
         client = await_(creating.__aenter__())
     except Exception as exc:  # e.g. NoRegionError: a PEP 249 error that says what to configure
         raise translate(exc) from exc
     return AsyncAdaptedConnection(
-        AwaitedClient(client), autocommit=autocommit, hide_parameters=hide_parameters
+        AwaitedClient(client),
+        autocommit=autocommit,
+        hide_parameters=hide_parameters,
+        encode_bodies=not options["parameter_validation"],
     )
 
 

@@ -1,7 +1,8 @@
 """The botocore options the driver sets on the clients it builds (``dbapi.lean_client_config``):
 no parameter validation (the driver checks what it sends itself), a User-Agent built once, and
-a user's ``client_config`` winning over both. Turning validation off must not change one byte
-that goes to DynamoDB: the same statements are sent through a validating client and through
+a user's ``client_config`` winning over both. Neither they nor the bodies the driver encodes
+itself on such a client (wire.py) may change one byte that goes to DynamoDB: the same
+statements are sent through a validating client, whose bodies botocore serializes, and through
 the driver's, and their request bodies compared."""
 
 from __future__ import annotations
@@ -62,8 +63,13 @@ def test_requests_are_the_same_bytes_with_and_without_validation(
         cur.execute(insert, row)
         cur.executemany(insert, [(f"k{i}", "s", Decimal(i), b"x", {}, {"c"}) for i in range(30)])
         connection.commit()
+        if autocommit:  # PUT writes at once, outside transactions
+            put = f"PUT INTO \"{table.name}\" VALUE {{'pk': ?, 'sk': ?, 'b': ?}}"
+            cur.executemany(put, [(f"p{i}", "s", b"\x01") for i in range(30)])
+        cur.execute(f'UPDATE "{table.name}" SET "n" = ? WHERE "pk" = ? AND "sk" = ?', (Decimal(2), "k1", "s"))
         cur.execute(f'SELECT * FROM "{table.name}" WHERE "pk" = ? AND "sk" = ?', ("k", "s"))
         assert cur.fetchall()
+        connection.commit()
         cur.execute(f'DELETE FROM "{table.name}" WHERE "pk" = ? AND "sk" = ?', ("k", "s"))
         cur.executemany(
             f'DELETE FROM "{table.name}" WHERE "pk" = ? AND "sk" = ?', [(f"k{i}", "s") for i in range(30)]
@@ -82,7 +88,9 @@ def test_requests_are_the_same_bytes_with_and_without_validation(
         _without_token(target, body) for target, body in with_validation
     ]
     assert {target.rpartition(".")[2] for target, _ in without} >= (
-        {"ExecuteStatement", "BatchExecuteStatement"} if autocommit else {"ExecuteTransaction"}
+        {"ExecuteStatement", "BatchExecuteStatement", "BatchWriteItem"}
+        if autocommit
+        else {"ExecuteTransaction", "BatchGetItem"}
     )
 
 
@@ -92,3 +100,26 @@ def _without_token(target: str, body: bytes) -> tuple[str, bytes]:
         assert len(data.pop("ClientRequestToken")) == 32
         return target, json.dumps(data).encode()
     return target, body
+
+
+def test_botocore_serializes_a_stand_in_on_the_driver_s_client(endpoint_url: str, table: Any) -> None:
+    """On a client connect() made without validation the driver encodes a statement's body
+    itself (wire.py): botocore's serializer and a ``before-parameter-build`` hook see a stand-in
+    with its lists empty. A validating client gets the request itself."""
+    select = f'SELECT * FROM "{table.name}" WHERE "pk" = ? AND "sk" = ?'
+    seen = []
+
+    def before_serializing(params: dict, **_: Any) -> None:
+        seen.append(params)
+
+    for connection in (
+        dbapi.connect(endpoint_url=endpoint_url),
+        dbapi.connect(endpoint_url=endpoint_url, client_config={"parameter_validation": True}),
+    ):
+        events = connection.client.meta.events
+        events.register("before-parameter-build.dynamodb.ExecuteStatement", before_serializing)
+        connection.cursor().execute(select, ("k", "s")).fetchall()
+    assert seen == [
+        {"Statement": select, "Parameters": [], "ReturnConsumedCapacity": "TOTAL"},
+        {"Statement": select, "Parameters": [{"S": "k"}, {"S": "s"}], "ReturnConsumedCapacity": "TOTAL"},
+    ]

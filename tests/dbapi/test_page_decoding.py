@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from sa_dynamo.dbapi import values
+from sa_dynamo.dbapi import values, wire
 from sa_dynamo.dbapi.paging import Pages
 
 ITEMS = 20_000  # some 30 collections' worth of new containers at the default threshold of 700
@@ -57,10 +57,10 @@ def test_a_page_of_dynamodb_json_is_decoded_without_a_collection(collections: li
     }
     taken: dict[str, Any] = {}
     collections.clear()  # those of building the body
-    with values.wire_items():
-        values.take_wire_items(response, taken)
+    with wire.wire_items():
+        wire.take_wire_items(response, taken)
     assert len(collections) <= 1
-    assert len(taken["Items"]) == ITEMS and taken[values.WIRE_ITEMS]
+    assert len(taken["Items"]) == ITEMS and taken[wire.WIRE_ITEMS]
     # the rest of the answer as botocore would have parsed it, and nothing left for botocore
     assert (taken["NextToken"], taken["ConsumedCapacity"], response["body"]) == (
         "t",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from alembic import command
 from sqlalchemy.orm.exc import StaleDataError
+from support.sent import bodies_sent
 
 
 def test_each_step_moves_the_version_row_in_one_transaction(migration_env):
@@ -12,17 +13,13 @@ def test_each_step_moves_the_version_row_in_one_transaction(migration_env):
     env.revision("r1", None, "pass")
     env.revision("r2", "r1", "pass")
     env.revision("r3", "r2", "pass")
-    transactions: list[list[str]] = []
-
-    def record(params, **kw):
-        transactions.append([sent["Statement"].split(" WHERE")[0] for sent in params["TransactStatements"]])
-
     with env.engine.connect() as connection:
         client = connection.connection.dbapi_connection.client
-        client.meta.events.register("before-parameter-build.dynamodb.ExecuteTransaction", record)
-        env.config.attributes["connection"] = connection
-        command.upgrade(env.config, "head")
-        command.downgrade(env.config, "r1")
+        with bodies_sent(client, "ExecuteTransaction") as sent:
+            env.config.attributes["connection"] = connection
+            command.upgrade(env.config, "head")
+            command.downgrade(env.config, "r1")
+    transactions = [[s["Statement"].split(" WHERE")[0] for s in body["TransactStatements"]] for body in sent]
     assert env.version_rows() == ["r1"]
     insert = f"INSERT INTO \"{env.version_table}\" VALUE {{'version_num': ?}}"
     delete = f'DELETE FROM "{env.version_table}"'

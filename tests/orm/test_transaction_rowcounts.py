@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
+from support.sent import bodies_sent
 from support.staff import Employee, Manager, staff_table
 
 
@@ -20,20 +21,15 @@ def staff(engine):
 
 @pytest.fixture
 def requests(engine):
-    """The statements DynamoDB receives, with whether each read was consistent."""
-    seen: list[tuple[str, bool]] = []
-
-    def record(params, **kwargs):
-        for statement in params.get("TransactStatements", [params]):
-            seen.append((statement["Statement"], bool(params.get("ConsistentRead"))))
-
+    """The statements DynamoDB receives, each with whether it read consistently: call it."""
     with engine.connect() as conn:
         client = conn.connection.dbapi_connection.client
-    for operation in ("ExecuteStatement", "ExecuteTransaction"):
-        client.meta.events.register(f"provide-client-params.dynamodb.{operation}", record)
-    yield seen
-    for operation in ("ExecuteStatement", "ExecuteTransaction"):
-        client.meta.events.unregister(f"provide-client-params.dynamodb.{operation}", record)
+    with bodies_sent(client) as sent:
+        yield lambda: [
+            (statement["Statement"], bool(params.get("ConsistentRead")))
+            for params in sent
+            for statement in params.get("TransactStatements", [params])
+        ]
 
 
 def names(engine) -> dict[int, str]:
@@ -70,7 +66,7 @@ def test_each_count_is_one_consistent_read_and_the_commit_one_call(engine, staff
         session.execute(delete(Employee).where(Employee.id == 9))
         session.commit()
     table = Employee.__tablename__
-    assert requests == [
+    assert requests() == [
         (f'SELECT * FROM "{table}" WHERE "id" = ?', True),
         (f'SELECT * FROM "{table}" WHERE "id" = ?', True),
         (f'UPDATE "{table}" SET "name" = ? WHERE "id" = ?', False),
@@ -81,8 +77,8 @@ def test_a_flush_of_loaded_objects_reads_nothing_more(engine, staff, requests):
     with Session(engine) as session:
         session.get(Employee, 1).name = "A"
         session.commit()
-    assert [statement.split(" ", 1)[0] for statement, _ in requests] == ["SELECT", "UPDATE"]
-    assert [consistent for _, consistent in requests] == [False, False]
+    assert [statement.split(" ", 1)[0] for statement, _ in requests()] == ["SELECT", "UPDATE"]
+    assert [consistent for _, consistent in requests()] == [False, False]
 
 
 def test_a_change_between_execute_and_commit_is_stale_and_writes_nothing(engine, staff, raw):

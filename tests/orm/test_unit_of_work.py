@@ -11,6 +11,7 @@ from sqlalchemy import Integer, String, create_engine, select
 from sqlalchemy.exc import CompileError, IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
+from support.sent import bodies_sent
 
 import sa_dynamo
 
@@ -37,17 +38,11 @@ def tables(engine):
 
 @pytest.fixture
 def transactions(engine):
-    """How many statements each ExecuteTransaction carried."""
-    counts: list[int] = []
-
-    def record(params, **kwargs):
-        counts.append(len(params["TransactStatements"]))
-
+    """How many statements each ExecuteTransaction carried: call it."""
     with engine.connect() as conn:
         client = conn.connection.dbapi_connection.client
-    client.meta.events.register("provide-client-params.dynamodb.ExecuteTransaction", record)
-    yield counts
-    client.meta.events.unregister("provide-client-params.dynamodb.ExecuteTransaction", record)
+    with bodies_sent(client, "ExecuteTransaction") as sent:
+        yield lambda: [len(body["TransactStatements"]) for body in sent]
 
 
 def stored(engine, pk: str) -> tuple | None:
@@ -68,7 +63,7 @@ def test_add_flush_change_commit_is_one_transaction_with_one_action(engine, tran
         counter.note = "two"
         session.add(Counter(pk="b", value=10))
         session.commit()
-    assert transactions == [2]
+    assert transactions() == [2]
     assert stored(engine, "a") == (2, "two", 3)
 
 

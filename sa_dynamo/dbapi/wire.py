@@ -1,0 +1,153 @@
+"""DynamoDB's JSON on the wire, without botocore's shape walks: request bodies the driver
+encodes itself, and pages whose Items it reads itself. Both hook into botocore's public events
+(``before-call``, ``before-parse``) of the driver's client; credentials, signing, endpoints,
+retries and every other call stay botocore's.
+
+botocore serializes a request by walking each parameter through the API's shape model, and
+parses a response the same way: for a batch of 25 items or a page of 1,000 that walk costs
+several times more than ``json.dumps`` / ``json.loads`` of the same JSON. The bytes sent are
+the same either way (tests/dbapi/test_client_config.py compares them).
+"""
+
+from __future__ import annotations
+
+import json
+from base64 import b64encode
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from .values import collector_paused
+
+# The operations whose bodies the driver encodes: the ones that carry statements or items.
+_ENCODED = frozenset(
+    {"ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction", "BatchWriteItem", "BatchGetItem"}
+)
+
+# Marks a response whose Items are DynamoDB's JSON, taken before botocore's parser
+# (take_wire_items): read them with ``values.deserialize_wire``, else with ``values.deserialize``.
+WIRE_ITEMS = "sa_dynamo:wire_items"
+
+# The members of an ExecuteStatement answer whose JSON is what botocore's parser would make of
+# them (strings, and ConsumedCapacity's numbers and names); LastEvaluatedKey is AttributeValues,
+# whose binary values botocore decodes, so it is left to botocore.
+_PLAIN_JSON = frozenset({"NextToken", "ConsumedCapacity"})
+
+# Context variables, not a thread's: under asyncio many tasks send on one thread, and each
+# task's request is serialized and parsed in its own context.
+_reading: ContextVar[bool] = ContextVar("sa_dynamo_wire_items", default=False)
+_body: ContextVar[tuple[str, bytes] | None] = ContextVar("sa_dynamo_wire_body", default=None)
+
+
+@contextmanager
+def encoded(client: Any, method: str, request: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The parameters to call ``client.<method>`` with, for the body ``request``: within the
+    block, a stand-in with its statements and items left out, while the request's JSON, encoded
+    here, becomes the body sent (``put_encoded_body``); ``request`` as it is for an operation
+    that carries no statements or items. Only for a client that does not validate parameters:
+    a stand-in is not a valid request."""
+    operation = _operation(client, method)
+    body = _encode(request) if operation in _ENCODED else None
+    if body is None:
+        yield request
+        return
+    reset = _body.set((operation, body))
+    try:
+        yield _stand_in(request)
+    finally:
+        _body.reset(reset)
+
+
+def _operation(client: Any, method: str) -> str | None:
+    meta = getattr(client, "meta", None)
+    if meta is None or meta.service_model.protocol != "json":
+        return None  # a stand-in for a client, or not the JSON this module writes
+    return meta.method_to_api_mapping.get(method)
+
+
+def _encode(request: dict[str, Any]) -> bytes | None:
+    """The body botocore's JSON serializer would make of ``request``: binary values as base64
+    text, its ``json.dumps`` separators. None for a value that JSON cannot hold, left to
+    botocore's serializer and its error."""
+    try:
+        return json.dumps(request, default=_base64).encode("utf-8")
+    except TypeError:
+        return None
+
+
+def _base64(value: Any) -> str:
+    if isinstance(value, (bytes, bytearray)):
+        return b64encode(value).decode("ascii")
+    raise TypeError(type(value).__name__)
+
+
+def _stand_in(value: Any) -> Any:
+    """What botocore serializes instead of ``value``: every list in it empty. The rest is kept,
+    RequestItems' table names among it (botocore's endpoint rules read them)."""
+    if isinstance(value, list):
+        return []
+    if isinstance(value, dict):
+        return {name: _stand_in(member) for name, member in value.items()}
+    return value
+
+
+def put_encoded_body(params: dict[str, Any], model: Any, **_: Any) -> None:
+    """botocore's ``before-call`` hook: the body encoded for this operation replaces the
+    stand-in's. Another call on the client in the meantime (its own endpoint discovery, say)
+    keeps its own."""
+    encoded_body = _body.get()
+    if encoded_body is not None and encoded_body[0] == model.name:
+        params["body"] = encoded_body[1]
+
+
+@contextmanager
+def wire_items() -> Iterator[None]:
+    """Within it, this thread's (or task's) ExecuteStatement responses carry their Items as
+    DynamoDB's JSON."""
+    reset = _reading.set(True)
+    try:
+        yield
+    finally:
+        _reading.reset(reset)
+
+
+def take_wire_items(
+    response_dict: dict[str, Any], customized_response_dict: dict[str, Any], **_: Any
+) -> None:
+    """botocore's ``before-parse`` hook for ExecuteStatement: inside ``wire_items()``, take the
+    Items of a successful response as DynamoDB's JSON and leave botocore the rest to parse.
+
+    The page is read once, by ``json.loads`` and ``values.deserialize_wire``, with the results
+    botocore's parse would give, and not held twice, parsed and unparsed. Other calls on the
+    client, the caller's own included, are parsed as usual."""
+    if not _reading.get() or response_dict.get("status_code") != 200:
+        return
+    body = response_dict.get("body")
+    content_type = str(response_dict.get("headers", {}).get("content-type", ""))
+    if not isinstance(body, bytes) or "json" not in content_type:
+        return  # e.g. a CBOR response: botocore's parser reads it
+    try:
+        with collector_paused():
+            data = json.loads(body.decode("utf-8"))
+    except ValueError:
+        return  # botocore reports it
+    if isinstance(data, dict) and isinstance(data.get("Items"), list):
+        customized_response_dict["Items"] = data.pop("Items")
+        customized_response_dict[WIRE_ITEMS] = True
+        if data.keys() <= _PLAIN_JSON:  # as botocore would parse them: nothing left for it to read
+            customized_response_dict.update(data)
+            response_dict["body"] = b"{}"
+        else:
+            response_dict["body"] = json.dumps(data).encode("utf-8")
+
+
+def register(client: Any) -> None:
+    """Hook both fast paths into a botocore client (a stand-in without botocore's event system
+    is left as it is)."""
+    events = getattr(getattr(client, "meta", None), "events", None)
+    if events is not None:
+        events.register("before-call.dynamodb", put_encoded_body, unique_id="sa_dynamo-encoded-body")
+        events.register(
+            "before-parse.dynamodb.ExecuteStatement", take_wire_items, unique_id="sa_dynamo-wire-items"
+        )
