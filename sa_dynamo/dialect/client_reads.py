@@ -33,7 +33,7 @@ def client_read(context: Any, compiled: Any, batch: BatchGet | None) -> ClientRe
     order = compiled.dynamodb_client_order
     if batch is None and order is None:
         return None
-    options = context.execution_options
+    options = context.dynamodb_options
     most = _rows_held(options)
     capped = batch is None and bool(order.opt_in)
     if capped and most is None:

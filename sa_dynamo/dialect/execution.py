@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sqlalchemy.engine import default
@@ -261,13 +261,20 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         caller.warn(message, ScanWarning)
 
     def _scan_policy(self) -> str:
-        """The most specific policy: the statement's own, then the connection's or the call's
-        (SQLAlchemy lets a connection's option override a statement's), then the engine's."""
+        return self.dynamodb_options.get("dynamodb_scan", self.dialect.dynamodb_scan)
+
+    @property
+    def dynamodb_options(self) -> Mapping[str, Any]:
+        """The execution options, the statement's own ``dynamodb_*`` ones on top: the most
+        specific wins, a statement's own, then the connection's (or the ``execute()`` call's),
+        then the engine's. SQLAlchemy lets a connection's option override a statement's, so a
+        connection-wide setting would silently undo what the statement itself asked for."""
         statement = getattr(self, "invoked_statement", None)
-        own = statement.get_execution_options() if statement is not None else {}
-        return own.get(
-            "dynamodb_scan", self.execution_options.get("dynamodb_scan", self.dialect.dynamodb_scan)
-        )
+        own = statement.get_execution_options() if statement is not None else None
+        if not own:
+            return self.execution_options
+        mine = {name: value for name, value in own.items() if name.startswith("dynamodb_")}
+        return {**self.execution_options, **mine} if mine else self.execution_options
 
     def _apply_template(self, template: DMLTemplate | None) -> None:
         """None means attribute absent: leave it out of an INSERT, REMOVE it in an UPDATE. An
@@ -290,7 +297,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
 
     def _configure_cursor(self, compiled: Any) -> None:
         cursor = self.cursor
-        options = self.execution_options
+        options = self.dynamodb_options
         cursor.page_size = options.get("dynamodb_page_size")
         if cursor.page_size is None:  # an explicit dynamodb_page_size wins
             cursor.page_size = _stream_page_size(options)

@@ -256,3 +256,20 @@ def test_unknown_kinds_are_skipped_and_counted_by_default(engine, loaded, caplog
         kinds = {type(i).__name__ for i in session.scalars(query)}
     assert kinds == {"Customer", "Order", "OrderItem"}
     assert "skipped an item with unknown $type = 'Invoice'" in caplog.text
+
+
+def test_a_statement_s_own_unknown_type_policy_wins_over_its_connection_s(engine, loaded):
+    """SQLAlchemy lets a connection's execution option override a statement's; the statement's
+    own dynamodb_* options are the more specific ones (DynamoDBExecutionContext.dynamodb_options)."""
+    Item = loaded.Item
+    query = select(Item).where(Item.pk == "CUSTOMER#42", Item.sk >= "INVOICE#")
+    query = query.execution_options(dynamodb_discriminator_filter=False)
+    with (
+        engine.connect().execution_options(dynamodb_unknown_type="raise") as strict,
+        Session(strict) as session,
+    ):
+        skipping = session.scalars(query.execution_options(dynamodb_unknown_type="skip")).all()
+        assert "INVOICE#1" not in [i.sk for i in skipping] and len(skipping) == 6
+    lenient = engine.connect().execution_options(dynamodb_unknown_type="skip")
+    with lenient, Session(lenient) as session, pytest.raises(DataError, match="'Invoice', which no mapped"):
+        session.scalars(query.execution_options(dynamodb_unknown_type="raise")).all()
