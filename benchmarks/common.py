@@ -54,6 +54,7 @@ class Env:
     endpoint_url: str
     repetitions: int
     results: list[Result] = field(default_factory=list)
+    _queued: list[tuple[Result, Callable[[], Any], list[float]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.client = boto3.client(
@@ -100,30 +101,46 @@ class Env:
             list(pool.map(put, range(0, len(items), 25)))
 
     def measure(self, workload: str, contender: str, work: Callable[[], Any], client: Any = None) -> Result:
-        """Median wall time of ``work`` over the repetitions, and the API calls of one run
-        (``client``: the boto3 client it uses, or the Floor)."""
+        """Run ``work`` once now, counting its API calls (``client``: the boto3 client it uses,
+        or the Floor), and queue its other repetitions for ``finish``. The result's seconds are
+        that run's until ``finish`` sets the median of them all."""
         counted = client if client is not None else self.client
         counter: Counter[str] = Counter()
 
         def count(model: Any, **kwargs: Any) -> None:
             counter[model.name] += 1
 
-        times = []
-        for repetition in range(self.repetitions):
-            first = repetition == 0 and not isinstance(counted, Floor)
-            if first:
-                counted.meta.events.register("before-call.dynamodb", count)
-            sent_before = self.floor.calls
-            started = time.perf_counter()
-            work()
-            times.append(time.perf_counter() - started)
-            if first:
+        floor_calls = self.floor.calls
+        if not isinstance(counted, Floor):
+            counted.meta.events.register("before-call.dynamodb", count)
+        try:
+            seconds = _timed(work)
+        finally:
+            if not isinstance(counted, Floor):
                 counted.meta.events.unregister("before-call.dynamodb", count)
-            elif repetition == 0:
-                counter["floor"] = self.floor.calls - sent_before
-        result = Result(workload, contender, statistics.median(times), sum(counter.values()))
+        if isinstance(counted, Floor):
+            counter["floor"] = self.floor.calls - floor_calls
+        result = Result(workload, contender, seconds, sum(counter.values()))
         self.results.append(result)
+        self._queued.append((result, work, [seconds]))
         return result
+
+    def finish(self) -> None:
+        """The queued repetitions, one of each contender per round, and each result's median.
+        Run in turns, the machine's slow and fast moments (other processes, DynamoDB Local's
+        garbage collections) fall on every contender alike instead of on whichever ran then."""
+        for _ in range(self.repetitions - 1):
+            for _result, work, times in self._queued:
+                times.append(_timed(work))
+        for result, _work, times in self._queued:
+            result.seconds = statistics.median(times)
+        self._queued.clear()
+
+
+def _timed(work: Callable[[], Any]) -> float:
+    started = time.perf_counter()
+    work()
+    return time.perf_counter() - started
 
 
 def _item(values: dict[str, Any]) -> dict[str, Any]:

@@ -133,6 +133,7 @@ def run_all(env: Env, quick: bool, scale_items: int | None = None, only: str = "
             w9_scale.run(env, *(sizes or [w9_scale.SMALL]), large=scale_items)
         else:
             workload.run(env, *sizes)
+        env.finish()
         print(f"done: {workload.NAME}", file=sys.stderr)
 
 

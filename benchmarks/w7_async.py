@@ -230,7 +230,7 @@ def measure_at(env: Env, endpoint_url: str, rtt: str, model: Any, size: int) -> 
         if aiodynamo is not None:
             from aiodynamo.expressions import HashKey
 
-            session, dynamo = aiodynamo
+            dynamo = aiodynamo[1]
 
             async def aiodynamo_get(_: None, key: tuple[str, str]) -> None:
                 await dynamo.get_item({"pk": key[0], "sk": key[1]})
@@ -240,5 +240,7 @@ def measure_at(env: Env, endpoint_url: str, rtt: str, model: Any, size: int) -> 
 
             env.measure(point_workload, "aiodynamo get_item", timed(aiodynamo_get, keys))
             env.measure(partition_workload, "aiodynamo query", timed(aiodynamo_query, queries))
-            loop.run_until_complete(session.close())
+        env.finish()  # while the contenders and this round trip's proxy are up
+        if aiodynamo is not None:
+            loop.run_until_complete(aiodynamo[0].close())
     loop.close()
