@@ -280,6 +280,12 @@ def test_empty_in_list_is_refused_at_execution_time_expansion():
         compiled.construct_expanded_state({"pk_1": []})
 
 
+def test_empty_not_in_list_is_refused_with_advice_for_not_in():
+    compiled = select(items).where(items.c.n.not_in([])).compile(dialect=dialect)
+    with pytest.raises(CompileError, match=r"NOT IN with an empty list: leave the NOT IN condition out"):
+        compiled.construct_expanded_state({"n_1": []})
+
+
 def test_in_list_expands_to_a_partiql_list():
     compiled = select(items).where(items.c.pk.in_(["A", "B", "C"])).compile(dialect=dialect)
     state = compiled.construct_expanded_state({"pk_1": ["A", "B", "C"]})

@@ -9,7 +9,7 @@ import warnings
 
 import pytest
 from sqlalchemy import Column, Index, Integer, MetaData, String, Table, select, text
-from sqlalchemy.exc import CompileError
+from sqlalchemy.exc import CompileError, StatementError
 
 import sa_dynamo
 from sa_dynamo.exc import ScanWarning
@@ -61,7 +61,12 @@ def test_a_partition_of_a_sparse_index_is_not_read_for_a_where_that_matches_more
 
 @pytest.mark.parametrize(
     "condition",
-    [orders.c.placed.is_not(None), orders.c.placed > "2025", orders.c.placed.startswith("2026")],
+    [
+        orders.c.placed.is_not(None),
+        orders.c.placed > "2025",
+        orders.c.placed.startswith("2026"),
+        orders.c.placed.in_(["2026-01", "2027-01"]),
+    ],
 )
 def test_a_condition_on_the_sort_key_lets_the_index_serve(engine, table, condition):
     query = select(orders.c.pk).where(orders.c.status == "open", condition)
@@ -69,6 +74,19 @@ def test_a_condition_on_the_sort_key_lets_the_index_serve(engine, table, conditi
     assert (plan.operation, plan.index) == ("Query", "by_status")
     with engine.connect().execution_options(dynamodb_scan="error") as conn:
         assert conn.scalars(query).all() == ["a"]
+
+
+def test_not_in_on_the_sort_key_lets_the_index_serve_and_an_empty_list_is_refused(engine, table):
+    """NOT IN is false for an item without the sort key, except with an empty list, true for
+    every row (SQLite agrees), which DynamoDB cannot express: refused, with advice for NOT IN."""
+    query = select(orders.c.pk).where(orders.c.status == "open", orders.c.placed.not_in(["2027-01"]))
+    plan = sa_dynamo.explain(engine, query)
+    assert (plan.operation, plan.index) == ("Query", "by_status")
+    empty = select(orders.c.pk).where(orders.c.status == "open", orders.c.placed.not_in([]))
+    with engine.connect().execution_options(dynamodb_scan="error") as conn:
+        assert conn.scalars(query).all() == ["a"]
+        with pytest.raises(StatementError, match=r"leave the NOT IN condition out when the list is empty"):
+            conn.execute(empty)
 
 
 def test_a_sort_key_every_item_has_and_a_chosen_index_read_the_index(engine, table):

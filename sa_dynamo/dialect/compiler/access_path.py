@@ -26,8 +26,9 @@ RANGE_KEY_OPERATORS = {
 }
 
 
-# a condition that is false when the attribute is missing
-_PRESENT = RANGE_KEY_OPERATORS | {operators.is_not, operators.ne}
+# a condition that is false when the attribute is missing (an empty NOT IN list, true for
+# every item, is refused when the statement runs: CompileError)
+_PRESENT = RANGE_KEY_OPERATORS | {operators.is_not, operators.ne, operators.in_op, operators.not_in_op}
 
 
 def attribute_names(clauses: list[Any]) -> set[str]:

@@ -222,6 +222,11 @@ class ConditionCompiler(ExpressionCompiler):
         return text
 
     def visit_empty_set_op_expr(self, type_, expand_op, **kw):
+        if expand_op is operators.not_in_op:
+            self._refuse(
+                "NOT IN with an empty list",
+                "leave the NOT IN condition out when the list is empty (it holds for every row)",
+            )
         self._refuse("IN with an empty list", "skip the query when the list is empty (it matches no row)")
 
     def _literal_execute_expanding_parameter(self, name, parameter, values, **kw):
