@@ -324,6 +324,8 @@ class Builder:
             return subject.in_(_subquery())
         if isinstance(field, exp.Placeholder):  # IN :ids, a text() parameter with expanding=True
             return subject.in_(self._parameter(field))
+        if field is not None:  # IN doc.tags: PartiQL's membership in a collection attribute
+            refuse(f"IN {field.sql()} (a list read from an item)", "list the values, as IN (?, ?)")
         values = [self._value(value) for value in node.expressions]
         if not all(isinstance(value, sa.BindParameter) for value in values):
             return subject.in_(values)  # the compiler refuses a list of expressions

@@ -223,6 +223,7 @@ REFUSED = [
     ("SELECT * FROM items OFFSET 5", "OFFSET: page with sa_dynamo.paginate"),
     ("SELECT * FROM items JOIN users ON id = pk", "JOIN: query one table"),
     ("SELECT * FROM items WHERE pk IN (SELECT id FROM users)", "IN with a subquery"),
+    ("SELECT * FROM items WHERE n IN s", "IN s (a list read from an item): list the values, as IN (?, ?)"),
     ("SELECT * FROM items UNION SELECT * FROM items", "UNION/INTERSECT/EXCEPT"),
     ("WITH x AS (SELECT * FROM items) SELECT * FROM x", "a common table expression (WITH)"),
     ("SELECT * FROM items WHERE lower(s) = ?", "the SQL function lower(): DynamoDB offers attribute_exists"),
