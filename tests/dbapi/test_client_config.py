@@ -55,7 +55,14 @@ def bodies_sent(connection: dbapi.Connection, work: Any) -> list[tuple[str, byte
 def test_requests_are_the_same_bytes_with_and_without_validation(
     endpoint_url: str, table: Any, autocommit: bool
 ) -> None:
-    row = ("k", "s", Decimal("1.5"), b"\x00\xff", {"m": [1, "x", None, True]}, {"a", "b"})
+    row = (
+        "k",
+        "s",
+        Decimal("1.5"),
+        b"\x00\xff",
+        {"m": [1, "x \u00fc\U0001f600", None, True, b"\x01"]},
+        {"a", "b"},
+    )
 
     def work(connection: dbapi.Connection) -> None:
         cur = connection.cursor()
