@@ -1,6 +1,7 @@
 """W8: costs that must not grow where they have nothing to do: a commit's cost per object from
-1 to 100 objects, and point reads inside a transaction that has written only to another table
-(the read-your-writes overlay has nothing to lay over them) against the same reads outside.
+1 to 100 objects; point reads inside a transaction that has written only to another table
+(the read-your-writes overlay has nothing to lay over them) against the same reads outside;
+and the share of the write checks (validate.py) in writes whose rows all pass.
 
 Repetitions alternate between the two sides so that a shared machine's drift hits both, and
 our side's CPU (time.process_time) decides the verdicts, as in W9.
@@ -11,9 +12,14 @@ from __future__ import annotations
 import statistics
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
+from sqlalchemy import insert
 from sqlalchemy.orm import Session
+
+from sa_dynamo.dbapi import connection as connection_module
 
 from .common import Env, Result, counted_calls, engine_client, target
 from .models import items, orm_model
@@ -21,6 +27,8 @@ from .models import items, orm_model
 NAME = "W8 fixed costs"
 FLAT = 1.25
 OVERLAY_LIMIT = 1.05
+VALIDATION_LIMIT = 0.05
+COMMIT_OBJECTS = 100
 
 
 def _alternate(env: Env, sides: list[Callable[[], None]]) -> list[tuple[float, float, int]]:
@@ -45,6 +53,7 @@ def _alternate(env: Env, sides: list[Callable[[], None]]) -> list[tuple[float, f
 def run(env: Env, reads: int = 1000) -> None:
     _commits(env)
     _overlay(env, reads)
+    _validation(env, reads)
 
 
 def _commits(env: Env) -> None:
@@ -121,3 +130,59 @@ def _overlay(env: Env, reads: int) -> None:
             "  ".join(verdicts),
         )
     )
+
+
+@contextmanager
+def _timed_checks() -> Iterator[list[float]]:
+    """The process CPU spent in the driver's write checks (validate.check_write, as the DBAPI
+    connection calls it) within the block, in a one-item list."""
+    spent = [0.0]
+    check = connection_module.check_write
+
+    def timed(*args: Any, **kwargs: Any) -> None:
+        started = time.process_time()
+        try:
+            check(*args, **kwargs)
+        finally:
+            spent[0] += time.process_time() - started
+
+    connection_module.check_write = timed
+    try:
+        yield spent
+    finally:
+        connection_module.check_write = check
+
+
+def _validation(env: Env, size: int) -> None:
+    """The write checks' share of an AUTOCOMMIT executemany and of a commit whose rows all
+    pass: the time spent checking over the whole statement's time (the median run's)."""
+    table = env.table_name("w8v")
+    env.create_table(table)
+    model = orm_model(table)
+
+    def executemany() -> None:
+        with env.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+            connection.execute(insert(model.__table__), items(uuid.uuid4().hex, size))
+
+    def commit() -> None:
+        with Session(env.engine) as session:
+            session.add_all([model(**row) for row in items(uuid.uuid4().hex, COMMIT_OBJECTS)])
+            session.commit()
+
+    labelled = (
+        (f"an AUTOCOMMIT executemany of {size} rows", executemany),
+        (f"a commit of {COMMIT_OBJECTS}", commit),
+    )
+    for label, work in labelled:
+        runs = []
+        for _ in range(max(3, env.repetitions)):
+            with _timed_checks() as spent:
+                wall = time.perf_counter()
+                work()
+                wall = time.perf_counter() - wall
+            runs.append((spent[0] / wall, wall))
+        share, wall = sorted(runs)[len(runs) // 2]
+        verdict = target(share <= VALIDATION_LIMIT, f"<= {VALIDATION_LIMIT:.0%} of the time: {share:.1%}")
+        env.results.append(
+            Result(NAME, f"write checks in {label}", wall, None, f"{share:.1%} of the time", verdict)
+        )

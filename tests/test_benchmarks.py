@@ -108,6 +108,12 @@ def test_every_scale_workload_prints_a_verdict(quick_run):
         "the reads outside",
     ):
         assert what in printed
+    checks = [r for r in quick_run.results if r.contender.startswith("write checks in")]
+    assert [r.contender.split(" of ")[0] for r in checks] == [
+        "write checks in an AUTOCOMMIT executemany",
+        "write checks in a commit",
+    ]
+    assert all("of the time" in r.verdict for r in checks)
 
 
 def test_the_hot_path_profile_runs(capsys):
