@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         "--scale-items",
         type=int,
         default=None,
-        help="W9's larger size (default: ten times the smaller; the issue's is 1000000, about an hour here)",
+        help="W9's larger size (default: ten times the smaller; the issue's is 1000000, half an hour here)",
     )
     parser.add_argument("--only", default="", help="the workloads whose name starts with this, e.g. W9")
     parser.add_argument("--markdown", action="store_true", help="tables for docs/performance.md")
