@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Mapping
+from functools import cached_property
 from typing import Any
 
 from sqlalchemy.engine import default
@@ -263,12 +264,13 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
     def _scan_policy(self) -> str:
         return self.dynamodb_options.get("dynamodb_scan", self.dialect.dynamodb_scan)
 
-    @property
+    @cached_property
     def dynamodb_options(self) -> Mapping[str, Any]:
         """The execution options, the statement's own ``dynamodb_*`` ones on top: the most
         specific wins, a statement's own, then the connection's (or the ``execute()`` call's),
         then the engine's. SQLAlchemy lets a connection's option override a statement's, so a
-        connection-wide setting would silently undo what the statement itself asked for."""
+        connection-wide setting would silently undo what the statement itself asked for. Made
+        once per execution: the scan guard, the cursor and the client-side read all read it."""
         statement = getattr(self, "invoked_statement", None)
         own = statement.get_execution_options() if statement is not None else None
         if not own:
