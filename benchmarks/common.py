@@ -110,15 +110,15 @@ class Env:
         def count(model: Any, **kwargs: Any) -> None:
             counter[model.name] += 1
 
-        floor_calls = self.floor.calls
-        if not isinstance(counted, Floor):
+        floor_calls, on_floor = self.floor.calls, isinstance(counted, Floor)
+        if not on_floor:
             counted.meta.events.register("before-call.dynamodb", count)
         try:
             seconds = _timed(work)
         finally:
-            if not isinstance(counted, Floor):
+            if not on_floor:
                 counted.meta.events.unregister("before-call.dynamodb", count)
-        if isinstance(counted, Floor):
+        if on_floor:
             counter["floor"] = self.floor.calls - floor_calls
         result = Result(workload, contender, seconds, sum(counter.values()))
         self.results.append(result)
