@@ -12,13 +12,15 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
+
+if TYPE_CHECKING:  # sqlalchemy.ext.asyncio needs greenlet, which only the async extra installs
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
 T = TypeVar("T")
 
@@ -88,6 +90,13 @@ def _backoff(attempt: int, max_backoff: float) -> float:
 
 
 async def _once_async(transactor: Any, callback: Callable[[Any], Awaitable[T]]) -> T:
+    try:
+        from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
+    except ImportError:  # greenlet is missing
+        raise ImportError(
+            "run_async_transaction needs SQLAlchemy's asyncio support: pip install 'sa-dynamo[async]'"
+        ) from None
+
     if isinstance(transactor, async_sessionmaker):
         async with transactor() as session, session.begin():
             return await callback(session)
