@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import textwrap
 import venv
 from pathlib import Path
@@ -142,4 +141,3 @@ def _version() -> str:
     import sa_dynamo
 
     return sa_dynamo.__version__
-
