@@ -65,7 +65,12 @@ def _add_local(commands: argparse._SubParsersAction) -> None:
         "install", help="fetch DynamoDB Local and compile its launcher, once; print its directory"
     ).set_defaults(run=_local_install)
     start = actions.add_parser("start", help="start it in the background and print its URLs")
-    start.add_argument("--port", type=int, help="TCP port on 127.0.0.1 (default: a free one)")
+    start.add_argument(
+        "--port",
+        type=int,
+        help=f"TCP port on 127.0.0.1 (default: {local_server.DEFAULT_PORT}, as dynamodb://127.0.0.1 "
+        "expects; 0: a free one)",
+    )
     start.add_argument(
         "--data-dir", type=Path, metavar="PATH", help="keep the tables in PATH (default: in memory)"
     )

@@ -61,6 +61,9 @@ __all__ = [  # with what local_install.py holds, so that one module serves the C
 # A running DynamoDB Local that `dynamodb+local://` should use instead of starting its own.
 ENV_ENDPOINT = "SA_DYNAMO_LOCAL_ENDPOINT"
 LOOPBACK = "127.0.0.1"
+# Where `sa-dynamo local start` listens unless told otherwise: DynamoDB Local's own default, and
+# the port dynamodb://HOST connects to, so the docs' URLs work as written.
+DEFAULT_PORT = 8000
 _STATE_FILE = "sa-dynamo-local.json"
 _LOG_FILE = "sa-dynamo-local.log"
 # The readiness probe must reach the server itself, not an HTTP proxy from the environment.
@@ -76,6 +79,21 @@ def _resolve(data_dir: str | os.PathLike) -> Path:
     return Path(data_dir).expanduser().resolve()
 
 
+def _data_directory(data_dir: str | os.PathLike) -> Path:
+    """The directory that keeps the tables, made if only it is missing: a missing parent is more
+    likely a typo than a wish (as with SQLite, which makes the file but not its directories)."""
+    directory = _resolve(data_dir)
+    if not directory.parent.is_dir():
+        raise LocalError(
+            f"data_dir {str(data_dir)!r}: the directory {str(directory.parent)!r} does not exist; "
+            "create it first, or check the path"
+        )
+    if directory.exists() and not directory.is_dir():
+        raise LocalError(f"data_dir {str(data_dir)!r} is a file, not a directory: give a directory")
+    directory.mkdir(exist_ok=True)
+    return directory
+
+
 def _claim(port: int) -> int:
     """Check that nothing listens on ``port`` (0: any free port) and return it.
 
@@ -87,7 +105,10 @@ def _claim(port: int) -> int:
         try:
             sock.bind((LOOPBACK, port))
         except OSError as exc:
-            raise LocalError(f"port {port} on {LOOPBACK} is already in use; choose another port") from exc
+            raise LocalError(
+                f"port {port} on {LOOPBACK} is already in use: choose another (--port N, or --port 0 "
+                "for a free one), or stop what listens there"
+            ) from exc
         return sock.getsockname()[1]
 
 
@@ -184,7 +205,7 @@ def _launch(
     runtime = java()
     home = install()
     classes = launcher(home)
-    port = _claim(port or 0)
+    port = _claim(port)
     detached = log_file is not None
     args = [
         runtime,
@@ -203,8 +224,7 @@ def _launch(
     if data_dir is None:
         args.append("-inMemory")
     else:
-        directory = _resolve(data_dir)
-        directory.mkdir(parents=True, exist_ok=True)
+        directory = _data_directory(data_dir)
         args += ["-dbPath", str(directory)]
     with log_file.open("wb") if log_file else tempfile.TemporaryFile() as log:
         process = subprocess.Popen(
@@ -242,8 +262,9 @@ def start(
     stop_at_exit: bool = True,
     timeout: float = 60.0,
 ) -> LocalDynamoDB:
-    """Start DynamoDB Local on 127.0.0.1 (in memory unless ``data_dir`` is given) and wait for it."""
-    server = _launch(port, data_dir, log_file=None, timeout=timeout)
+    """Start DynamoDB Local on 127.0.0.1 (in memory unless ``data_dir`` is given) and wait for it;
+    on a free port unless ``port`` is given."""
+    server = _launch(port or 0, data_dir, log_file=None, timeout=timeout)
     if stop_at_exit:
         atexit.register(server.stop)
     return server
@@ -273,8 +294,9 @@ def _recorded() -> LocalDynamoDB | None:
 
 
 def start_detached(port: int | None = None, data_dir: str | os.PathLike | None = None) -> LocalDynamoDB:
-    """Start a server that outlives this process (for `sa-dynamo local start`); if one is already
-    running with these settings, return it."""
+    """Start a server that outlives this process (for `sa-dynamo local start`), on DEFAULT_PORT
+    unless ``port`` is given (0: a free one); if one is already running with these settings (a
+    port left out matches any), return it."""
     with cache_lock("server"):
         running = _recorded()
         if running is not None and _answers(running.endpoint_url):
@@ -284,7 +306,7 @@ def start_detached(port: int | None = None, data_dir: str | os.PathLike | None =
             return running
         if running is not None:  # alive but no longer answering: replace it
             running.stop()
-        server = _launch(port, data_dir, log_file=_log_path())
+        server = _launch(DEFAULT_PORT if port is None else port, data_dir, log_file=_log_path())
         state = {
             "pid": server.pid,
             "port": server.port,

@@ -131,8 +131,20 @@ BAD_INPUT: dict[str, tuple[dict[str, Any], type, str, bool]] = {
         False,
     ),
     "JSON given a set": ({"doc": {"a", "b"}}, DataError, "column 'doc' .* got a string set", False),
-    "Integer given a fraction": ({"n": 1.5}, StatementError, "an Integer column takes whole numbers", False),
-    "Boolean given text": ({"flag": "yes"}, StatementError, "a Boolean column takes True or False", False),
+    "Integer given a fraction": (
+        {"n": 1.5},
+        DataError,
+        "column 'n' of table .* is Integer, which takes whole numbers; got 1.5: use Numeric",
+        False,
+    ),
+    "Integer given text": ({"n": "12"}, DataError, "column 'n' .* is Integer, which takes a number", False),
+    "Boolean given text": (
+        {"flag": "yes"},
+        DataError,
+        "column 'flag' .* is Boolean, which takes a boolean",
+        False,
+    ),
+    "Boolean given 2": ({"flag": 2}, DataError, "column 'flag' .* takes a boolean; got a number", False),
     "attribute named ':a'": (
         {":a": "v"},
         DataError,
@@ -323,6 +335,8 @@ BAD_UPDATES: dict[str, tuple[dict[str, Any], str]] = {
     "empty index key": ({"gpk": ""}, "'gpk' of index 'by_g' .* is empty"),
     "39 significant digits": ({"amount": Decimal("1" * 39)}, "more than 38 significant digits"),
     "Numeric(10, 2) overflow": ({"price": Decimal("123456789")}, "numeric field overflow"),
+    "Integer given a fraction": ({"n": Decimal("2.5")}, "column 'n' .* takes whole numbers; got 2.5"),
+    "Boolean given text": ({"flag": "no"}, "column 'flag' .* takes a boolean; got a string"),
     "attribute named ':a'": ({":a": "v"}, "starts with ':'"),
 }
 

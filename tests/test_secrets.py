@@ -84,7 +84,7 @@ CLI_CASES = {
     "explain-dead-host": (
         ["explain", "{dead_url}", "SELECT * FROM notes WHERE pk = 'a'"],
         2,
-        "sa-dynamo: connection to DynamoDB failed: Could not connect to the endpoint URL",
+        "sa-dynamo: nothing is listening on 127.0.0.1:",
     ),
     "explain-missing-table": (
         ["explain", "{live_url}", "SELECT * FROM secrets_test_no_such_table WHERE pk = 'a'"],

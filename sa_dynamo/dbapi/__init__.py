@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import socket
 import time
 from collections.abc import Callable
 from typing import Any
@@ -109,6 +110,30 @@ def is_loopback(endpoint_url: str | None) -> bool:
         return False
 
 
+def listening_check(endpoint_url: str | None) -> Callable[[], None] | None:
+    """What a connection runs before its first request to a loopback endpoint: fail at once when
+    nothing listens there, since botocore would retry the refused connection for half a minute
+    before saying so. Connecting itself sends nothing (``sa-dynamo explain --models`` needs no
+    server at all)."""
+    if not is_loopback(endpoint_url):
+        return None
+    return lambda: _check_listening(endpoint_url)
+
+
+def _check_listening(endpoint_url: str) -> None:
+    address = urlparse(endpoint_url)
+    port = address.port or (443 if address.scheme == "https" else 80)
+    try:
+        socket.create_connection((address.hostname, port), timeout=2).close()
+    except ConnectionRefusedError:
+        raise OperationalError(
+            f"nothing is listening on {address.hostname}:{port}: start DynamoDB Local there "
+            f"(sa-dynamo local start --port {port}), or use dynamodb+local:// for an embedded one"
+        ) from None
+    except OSError:  # a firewall or a slow start: botocore's retries and message apply
+        pass
+
+
 def loopback_defaults(
     endpoint_url: str | None,
     region_name: str | None,
@@ -174,11 +199,12 @@ def connect(
                 **credentials,
             )
         except Exception as exc:  # e.g. NoRegionError: a PEP 249 error that says what to configure
-            raise translate(exc) from exc
+            raise translate(exc) from None
         return Connection(
             client,
             autocommit=autocommit,
             hide_parameters=hide_parameters,
             encode_bodies=not options["parameter_validation"],
+            first_request=listening_check(endpoint_url),
         )
     return Connection(client, autocommit=autocommit, hide_parameters=hide_parameters)

@@ -20,12 +20,14 @@ from typing import TYPE_CHECKING, Any
 from . import statement as stmt
 from .errors import (
     DUPLICATE_CODES,
+    MISSING_TABLE_CODES,
     Error,
     NotSupportedError,
     OperationalError,
     ProgrammingError,
     batch_error_class,
     in_row,
+    missing_table,
     report_partial,
 )
 from .values import deserialize_item
@@ -77,12 +79,15 @@ class Outcome:
         error.args = (f"an AUTOCOMMIT executemany of {self.rows} rows stopped: {error.args[0]}",)
         return report_partial(error, list(self.counts), unapplied, unknown)
 
-    def failed(self) -> Error:
-        """The error for rows DynamoDB refused, all other rows having been applied."""
+    def failed(self, missing_table: str) -> Error:
+        """The error for rows DynamoDB refused, all other rows having been applied
+        (``missing_table``: what to say when every row names a table that does not exist)."""
         failures = sorted(self.failures.items())
         _, (code, message) = failures[0]
         detail = "; ".join(f"row {row}: {c}: {m}" for row, (c, m) in failures[:10])
         more = f" (and {len(failures) - 10} more)" if len(failures) > 10 else ""
+        if all(c in MISSING_TABLE_CODES for _, (c, _) in failures):
+            detail, more = missing_table, ""
         applied = self.rows - len(failures)
         others = (
             "none was applied"
@@ -132,7 +137,7 @@ def execute(
             error = outcome.cut_off(cut_off, chunks, number)
             break
     if error is None and outcome.failures:
-        error = outcome.failed()
+        error = outcome.failed(missing_table(stmt.tables({"Statements": bodies}), connection.where))
     return total_rowcount(list(outcome.counts.values())), error
 
 

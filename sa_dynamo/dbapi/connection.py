@@ -21,11 +21,13 @@ from . import batch, control_plane, overlay, values, wire, writes
 from . import statement as stmt
 from .cursor import Cursor
 from .errors import (
+    MISSING_TABLE_CODES,
     Error,
     InterfaceError,
     NotSupportedError,
     ProgrammingError,
     in_row,
+    missing_table,
     report_partial,
     translate,
 )
@@ -59,6 +61,7 @@ class Connection:
         hide_parameters: bool = False,
         pause: Callable[[float], None] = time.sleep,
         encode_bodies: bool = False,
+        first_request: Callable[[], None] | None = None,
     ):
         self.client = client
         # The client does not validate parameters, so that the driver may encode the bodies of
@@ -67,6 +70,8 @@ class Connection:
         # How the driver waits (a batch's backoff, a table change's polls), supplied by the I/O
         # side like the client: an event loop's driver must not block its loop while it waits.
         self.pause = pause
+        # Run before the first request (connect.listening_check), then dropped.
+        self._first_request = first_request
         self.autocommit = autocommit
         # More than 100 writes are committed as several transactions, each atomic on its own.
         self.chunked_commit = chunked_commit
@@ -340,6 +345,9 @@ class Connection:
             return self._call("execute_statement", body)
 
     def _call(self, method: str, body: dict[str, Any], translate_errors: bool = True) -> dict[str, Any]:
+        if self._first_request is not None:
+            check, self._first_request = self._first_request, None
+            check()
         started = time.perf_counter()
         try:
             if not self.encode_bodies:
@@ -349,9 +357,23 @@ class Connection:
         except Exception as exc:
             if not translate_errors:
                 raise
-            raise translate(exc) from exc
+            raise self.translate(exc, body) from None  # DynamoDB's code and message are in it
         finally:
             log.debug("%s took %.1f ms", method, (time.perf_counter() - started) * 1000)
+
+    @property
+    def where(self) -> str:
+        """Where the client sends its requests, as a message says it."""
+        meta = getattr(self.client, "meta", None)
+        return f"in region {meta.region_name} at {meta.endpoint_url}" if meta is not None else "in DynamoDB"
+
+    def translate(self, exc: Exception, body: dict[str, Any]) -> Error:
+        """The PEP 249 error for what a request to DynamoDB raised, naming the tables it is about."""
+        error = translate(exc)
+        tables = stmt.tables(body)
+        if error.code in MISSING_TABLE_CODES and tables:
+            error.args = (missing_table(tables, self.where),)
+        return error
 
 
 def _table_of(action: writes.Write | dict[str, Any]) -> str | None:

@@ -12,7 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .errors import Error, OperationalError, ProgrammingError
-from .validate import TableRules, rules_from_description
+from .validate import TableRules, check_name, rules_from_description
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -38,9 +38,21 @@ def _wait(connection: Connection, what: str, done: Any) -> None:
         delay = min(delay * 2, _MAX_POLL_SECONDS)
 
 
+def _named(request: dict[str, Any]) -> dict[str, Any]:
+    """The request, once the table and index names it carries are names DynamoDB accepts."""
+    check_name("table", request["TableName"])
+    indexes = request.get("GlobalSecondaryIndexes", []) + request.get("LocalSecondaryIndexes", [])
+    indexes += [
+        change for update in request.get("GlobalSecondaryIndexUpdates", []) for change in update.values()
+    ]
+    for index in indexes:
+        check_name("index", index["IndexName"])
+    return request
+
+
 def _described(connection: Connection, table: str) -> dict[str, Any]:
     """DescribeTable's Table; a ProgrammingError (ResourceNotFoundException) when there is none."""
-    return connection._call("describe_table", {"TableName": table})["Table"]
+    return connection._call("describe_table", _named({"TableName": table}))["Table"]
 
 
 def describe_table(connection: Connection, table: str) -> dict[str, Any] | None:
@@ -67,7 +79,9 @@ def table_rules(connection: Connection, table: str) -> TableRules:
 
 def time_to_live_attribute(connection: Connection, table: str) -> str | None:
     """The attribute whose epoch seconds expire items, when TTL is enabled (or being enabled)."""
-    described = connection._call("describe_time_to_live", {"TableName": table})["TimeToLiveDescription"]
+    described = connection._call("describe_time_to_live", _named({"TableName": table}))[
+        "TimeToLiveDescription"
+    ]
     if described.get("TimeToLiveStatus") in ("ENABLED", "ENABLING"):
         return described.get("AttributeName")
     return None
@@ -103,7 +117,7 @@ def create_table(connection: Connection, request: dict[str, Any]) -> None:
     request = dict(request)
     ttl = request.pop(TTL_KEY, None)
     name = request["TableName"]
-    connection._call("create_table", request)
+    connection._call("create_table", _named(request))
     _wait(connection, f"table {name} to become ACTIVE", lambda: _status(connection, name) == "ACTIVE")
     if ttl:
         connection._call("update_time_to_live", {"TableName": name, TTL_KEY: ttl})
@@ -111,7 +125,7 @@ def create_table(connection: Connection, request: dict[str, Any]) -> None:
 
 def delete_table(connection: Connection, request: dict[str, Any]) -> None:
     name = request["TableName"]
-    connection._call("delete_table", request)
+    connection._call("delete_table", _named(request))
     _wait(connection, f"table {name} to be deleted", lambda: _status(connection, name) is None)
 
 
@@ -126,7 +140,7 @@ def create_index(connection: Connection, request: dict[str, Any]) -> None:
         raise ProgrammingError(
             f"local index {index} can only be created with table {table}: recreate the table to add it"
         )
-    connection._call("update_table", request)
+    connection._call("update_table", _named(request))
     _wait(
         connection,
         f"index {index} on {table} to become ACTIVE",
@@ -137,7 +151,7 @@ def create_index(connection: Connection, request: dict[str, Any]) -> None:
 def drop_index(connection: Connection, request: dict[str, Any]) -> None:
     table = request["TableName"]
     index = request["GlobalSecondaryIndexUpdates"][0]["Delete"]["IndexName"]
-    connection._call("update_table", request)
+    connection._call("update_table", _named(request))
     _wait(
         connection,
         f"index {index} on {table} to be deleted",

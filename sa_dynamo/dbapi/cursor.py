@@ -23,7 +23,6 @@ from .errors import (
     ProgrammingError,
     in_row,
     shown,
-    translate,
 )
 from .paging import Discriminator, Pages, projection
 from .validate import check_statement_size
@@ -322,7 +321,7 @@ class Cursor:
         try:
             response = self.connection._call("execute_statement", body, translate_errors=False)
         except Exception as exc:
-            error = translate(exc)
+            error = self.connection.translate(exc, body)
             if error.code == CONDITION_FAILED and kind in ("UPDATE", "DELETE"):
                 self.rowcount = 0  # SQL: the WHERE matched no row
                 return
@@ -333,7 +332,7 @@ class Cursor:
                     self.rowcount = 1
                     return
                 error.args = (f"{error.args[0]} {batch.NOT_OURS}",)
-            raise error from exc
+            raise error from None  # DynamoDB's code and message are in it
         items = response.get("Items", [])
         if stmt.has_returning(operation):
             self.rowcount = len(items)

@@ -273,6 +273,23 @@ def _cancellation_detail(response: dict[str, Any]) -> str:
     return f" ({'; '.join(failed)})" if failed else ""
 
 
+MISSING_TABLE_CODES = frozenset(
+    {"ResourceNotFoundException", "ResourceNotFound"}
+)  # a request's, a batch row's
+
+
+def missing_table(tables: Sequence[str], where: str) -> str:
+    """What a ResourceNotFoundException means, naming the tables (DynamoDB's message names none)."""
+    if len(tables) == 1:
+        what = f"table {tables[0]!r} does not exist"
+    else:
+        what = f"one of the tables {', '.join(map(repr, tables))} does not exist"
+    return (
+        f"{what} {where}: create it first (metadata.create_all(engine), or an Alembic migration), "
+        "or check the name (table names are case-sensitive) and the URL's region and endpoint"
+    )
+
+
 def translate(exc: Exception) -> Error:
     """Turn a botocore exception into the matching PEP 249 error, keeping DynamoDB's message."""
     if isinstance(exc, Error):

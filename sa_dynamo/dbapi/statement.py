@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 MAX_STATEMENT_BYTES = 8192
 
@@ -179,6 +180,18 @@ def source(statement: str) -> tuple[str, str | None] | None:
     if match is None:
         return None
     return _unquote(match.group(1)), _unquote(match.group(2)) if match.group(2) else None
+
+
+def tables(body: dict[str, Any]) -> list[str]:
+    """The tables a request to DynamoDB names, in order: its statements' (one, a batch's or a
+    transaction's), its items' (BatchWriteItem, BatchGetItem) or its TableName."""
+    if "TableName" in body:
+        return [body["TableName"]]
+    if "RequestItems" in body:
+        return list(body["RequestItems"])
+    texts = [body["Statement"]] if "Statement" in body else []
+    texts += [s["Statement"] for s in body.get("Statements") or body.get("TransactStatements") or []]
+    return list(dict.fromkeys(found[0] for text in texts if (found := source(text)) is not None))
 
 
 def order_by(statement: str) -> tuple[str, bool] | None:

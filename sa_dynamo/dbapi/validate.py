@@ -31,6 +31,9 @@ MAX_KEY_BYTES = {"HASH": 2048, "RANGE": 1024}
 MAX_DIGITS = 38
 EXPONENTS = range(-130, 126)  # 1E-130 .. 9.9E+125, by the exponent of the first digit
 UNNAMEABLE_PREFIXES = (":", "#")
+# Table and index names: 3 to 255 of these characters (DynamoDB's refusal names neither).
+NAME_LENGTHS = range(3, 256)
+NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
 
 KIND_NAMES = {
     "S": "a string",
@@ -59,12 +62,14 @@ class KeyAttribute:
 @dataclass(frozen=True)
 class AttributeRule:
     """The values a column takes: AttributeValue kinds (None, absent, is always allowed for a
-    non-key attribute) and, for a scaled number, PostgreSQL's numeric(precision, scale)."""
+    non-key attribute) and, for a scaled number, PostgreSQL's numeric(precision, scale); for an
+    integer, whole numbers only."""
 
     type_name: str
     kinds: frozenset[str]
     precision: int | None = None
     scale: int | None = None
+    whole: bool = False
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,23 @@ def _hash_first(schema: list[dict[str, str]]) -> tuple[str, ...]:
 
 
 # -- statements and values (every statement, read or write) ------------------------------------
+
+
+def check_name(kind: str, name: str) -> None:
+    """Refuse a table or index name DynamoDB refuses, naming it (DynamoDB's own message does not)."""
+    bad = sorted(set(name) - NAME_CHARACTERS)
+    if len(name) in NAME_LENGTHS and not bad:
+        return
+    why = (
+        f"it has {len(name)} character{'s' if len(name) != 1 else ''}"
+        if len(name) not in NAME_LENGTHS
+        else f"it contains {', '.join(map(repr, bad))}"
+    )
+    rename = "rename it in __tablename__ or Table(...)" if kind == "table" else "give the Index another name"
+    raise ProgrammingError(
+        f"DynamoDB cannot name a {kind} {name!r}: {why}, and a {kind} name has 3 to 255 characters, "
+        f"each a letter, a digit, '_', '-' or '.': {rename}"
+    )
 
 
 def check_statement_size(operation: str) -> None:
@@ -253,6 +275,11 @@ def _check_rule(write: Write, name: str, value: dict[str, Any], rule: AttributeR
         raise DataError(
             f"column {name!r} of table {write.table!r} is {rule.type_name}, which takes {takes}; "
             f"got {KIND_NAMES[kind]} ({shown(inner, hidden)}): pass a value of the column's type"
+        )
+    if kind == "N" and rule.whole and Decimal(inner) != Decimal(inner).to_integral_value():
+        raise DataError(
+            f"column {name!r} of table {write.table!r} is {rule.type_name}, which takes whole numbers; "
+            f"got {shown(Decimal(inner), hidden)}: use Numeric for fractions"
         )
     if kind == "N" and rule.scale is not None:
         value["N"] = _scaled(write, name, Decimal(inner), rule, hidden)

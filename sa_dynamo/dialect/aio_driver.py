@@ -183,12 +183,13 @@ def connect(
         )
         client = await_(creating.__aenter__())
     except Exception as exc:  # e.g. NoRegionError: a PEP 249 error that says what to configure
-        raise translate(exc) from exc
+        raise translate(exc) from None
     return AsyncAdaptedConnection(
         AwaitedClient(client),
         autocommit=autocommit,
         hide_parameters=hide_parameters,
         encode_bodies=not options["parameter_validation"],
+        first_request=dbapi.listening_check(endpoint_url),
     )
 
 

@@ -10,7 +10,7 @@ from sqlalchemy.exc import ArgumentError
 
 from .. import local_server
 from .base import DynamoDBDialect
-from .url import credentials_of
+from .url import credentials_of, no_database
 
 
 class DynamoDBLocalDialect(DynamoDBDialect):
@@ -30,6 +30,7 @@ class DynamoDBLocalDialect(DynamoDBDialect):
             raise ValueError(
                 f"dynamodb+{self.driver}:// accepts only ?data_dir=PATH, not {', '.join(sorted(query))}"
             )
+        no_database(url)
         credentials = credentials_of(url)
         if url.host or url.port is not None:
             raise ArgumentError(

@@ -60,21 +60,17 @@ def key_attribute_type(column: Any, owner: str) -> str:
 
 
 class DynamoInteger(sqltypes.Integer):
-    """N comes back as Decimal; integer columns give int. A fraction is refused on the way in
-    (DynamoDB would store it exactly, and filters would then see a value reads truncate), and
-    a fraction another writer stored comes back exact, as Decimal."""
+    """N comes back as Decimal; integer columns give int. A whole float or Decimal is sent as an
+    int; anything else goes on as it is, so that a write refuses it naming the column (a
+    fraction: DynamoDB would store it exactly, and filters would then see a value reads
+    truncate; write_rules.py), while a WHERE compares it as SQL does (``n = 1.5`` matches no
+    integer). A fraction another writer stored comes back exact, as Decimal."""
 
     def bind_processor(self, dialect):
-        hidden = dialect.hide_parameters
-
         def process(value):
-            if value is None or isinstance(value, (int, bool)):
-                return value
             if isinstance(value, (float, Decimal)) and math.isfinite(value) and value == int(value):
                 return int(value)
-            raise ValueError(
-                f"an Integer column takes whole numbers, not {shown(value, hidden)}: use Numeric for fractions"
-            )
+            return value
 
         return process
 
@@ -131,18 +127,14 @@ class DynamoFloat(sqltypes.Float):
 
 
 class DynamoBoolean(sqltypes.Boolean):
-    """True or False (and 1 or 0, as SQLAlchemy accepts them); anything else is refused with a
-    message that respects hide_parameters."""
+    """True or False (and 1 or 0, as SQLAlchemy accepts them); anything else goes on as it is,
+    so that a write refuses it naming the column (write_rules.py)."""
 
     def bind_processor(self, dialect):
-        hidden = dialect.hide_parameters
-
         def process(value):
-            if value is None or isinstance(value, bool):
-                return value
-            if isinstance(value, int) and value in (0, 1):
+            if isinstance(value, int) and not isinstance(value, bool) and value in (0, 1):
                 return bool(value)
-            raise TypeError(f"a Boolean column takes True or False, not {shown(value, hidden)}")
+            return value
 
         return process
 

@@ -39,6 +39,17 @@ def credentials_of(url: Any) -> dict[str, str]:
     return {"aws_access_key_id": url.username, "aws_secret_access_key": url.password}
 
 
+def no_database(url: Any) -> None:
+    """Refuse a path in the URL (``dynamodb://host/mydb``): DynamoDB has no databases to pick,
+    and a path silently ignored would hide a URL meant for something else."""
+    if url.database:
+        raise ArgumentError(
+            f"{url.drivername}:// URLs take no database, but this one names {url.database!r}: DynamoDB "
+            "has tables only, per account and region; remove the path (pick a region with "
+            "?region_name=..., keep dynamodb+local:// data with ?data_dir=PATH)"
+        )
+
+
 def _whole_number(name: str, text: str) -> int:
     try:
         value = int(text)
@@ -98,6 +109,7 @@ def connect_args(url: Any) -> tuple[list, dict[str, Any]]:
     repeated = sorted(name for name, value in query.items() if isinstance(value, tuple))
     if repeated:
         raise ArgumentError(f"URL parameter(s) {', '.join(repeated)} given more than once: give each once")
+    no_database(url)
     credentials = credentials_of(url)
     if url.host and "endpoint_url" not in query:
         host = f"[{url.host}]" if ":" in url.host else url.host  # an IPv6 address

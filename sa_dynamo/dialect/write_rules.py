@@ -52,6 +52,8 @@ def attribute_rule(type_: sqltypes.TypeEngine) -> AttributeRule | None:
     if kinds is None:
         return None
     name = type(declared).__name__
+    if isinstance(type_, sqltypes.Integer):
+        return AttributeRule(name, kinds, whole=True)
     if isinstance(type_, sqltypes.Numeric) and not isinstance(type_, (sqltypes.Float, sqltypes.Integer)):
         precision, scale = type_.precision, type_.scale
         if precision is not None or scale is not None:

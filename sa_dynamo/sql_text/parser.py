@@ -6,13 +6,16 @@ import itertools
 import re
 
 from sqlglot import exp, parser, tokens
-from sqlglot.errors import SqlglotError
+from sqlglot.errors import ParseError, SqlglotError
 from sqlglot.tokens import TokenType
 
 from ..exc import TranslationError
 from ..limits import FUNCTIONS
 
 _ANSI = re.compile("\x1b\\[[0-9;]*m")
+_MISSING = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*?(\w+)'>")
+_CONTEXT = 30  # characters of the text shown before the place it cannot parse
+STATEMENT_WORDS = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "EXISTS", "WITH", "("})
 
 
 class _Parser(parser.Parser):
@@ -66,9 +69,52 @@ def parse(sql: str) -> exp.Expression:
     try:
         raw = tokens.Tokenizer().tokenize(sql)
         statements = [s for s in _Parser().parse(raw, sql) if s is not None]
+    except ParseError as error:
+        raise TranslationError(_where_and_what(error, sql)) from None
     except SqlglotError as error:
-        raise TranslationError(f"cannot parse the SQL text: {_ANSI.sub('', str(error))}") from error
+        raise TranslationError(f"cannot parse the SQL text: {_ANSI.sub('', str(error))}") from None
     if len(statements) != 1:
         what = "more than one statement" if statements else "an empty statement"
         raise TranslationError(f"DynamoDB PartiQL cannot express {what}: execute one statement at a time")
     return statements[0]
+
+
+def _where_and_what(error: ParseError, sql: str) -> str:
+    """Where sqlglot stopped (line, column, the text before it on its line) and what it expected
+    there, in words (its own message names the tree node it could not complete)."""
+    first_word = (sql.split(None, 1) or [""])[0].upper()
+    if first_word == "PRAGMA":
+        return (
+            "PRAGMA is SQLite's: DynamoDB has no such settings (and no foreign keys to switch on); "
+            "run it on SQLite engines only, e.g. in a connect listener that checks engine.dialect.name"
+        )
+    if not error.errors:
+        return f"cannot parse the SQL text: {_ANSI.sub('', str(error))}"
+    first = error.errors[0]
+    token, before = first["highlight"], first["start_context"].rsplit("\n", 1)[-1]
+    column = first["col"] - len(token) + 1
+    shown = (before if len(before) <= _CONTEXT else "..." + before[-_CONTEXT:]) + token
+    where = f"cannot parse the SQL text at line {first['line']}, column {column} ({shown!r})"
+    if first_word not in STATEMENT_WORDS:
+        return f"{where}: {first_word!r} starts no statement; write SELECT, INSERT, UPDATE or DELETE"
+    description = first["description"]
+    missing = _MISSING.match(description)
+    expecting = re.match(r"Expect(?:ing|ed) (.+?)(?: but got .*)?$", description)
+    expected = _expected(missing) if missing else _named(expecting.group(1)) if expecting else None
+    if expected is None:
+        return f"{where}: {token!r} is not expected there"
+    if not first["end_context"].strip():
+        return f"{where}: the text ends after {token!r}, where {expected} was expected"
+    return f"{where}: {expected} was expected at {token!r}"
+
+
+def _named(expected: str) -> str:
+    """sqlglot's "Expecting )" and "Expected table name" as a sentence says them."""
+    return f"a {expected}" if expected[0].isalpha() else repr(expected)
+
+
+def _expected(missing: re.Match) -> str:
+    keyword, node = missing.groups()
+    if keyword in ("this", "expression"):
+        return "an expression" if node != "Where" else "a condition"
+    return f"the {keyword} of {node}"

@@ -399,11 +399,14 @@ def test_an_integer_column_refuses_fractions_and_reads_foreign_ones_exactly(
     from decimal import Decimal
 
     from sqlalchemy import Column, Integer, String, Table, select
-    from sqlalchemy.exc import StatementError
+    from sqlalchemy.exc import DataError
 
     table = Table(table_name, metadata, Column("id", String, primary_key=True), Column("n", Integer))
     metadata.create_all(engine)
-    with engine.begin() as conn, pytest.raises(StatementError, match=r"takes whole numbers, not 1\.5"):
+    with (
+        engine.begin() as conn,
+        pytest.raises(DataError, match=r"column 'n' .* takes whole numbers; got 1\.5"),
+    ):
         conn.execute(table.insert(), {"id": "a", "n": 1.5})
     raw.put_item(TableName=table_name, Item={"id": {"S": "b"}, "n": {"N": "2.5"}})
     with engine.begin() as conn:
