@@ -36,6 +36,11 @@ def test_local_start_status_stop_round_trip(tmp_path: Path, monkeypatch: pytest.
         local_server.ENV_DIR: str(local_server.install()),
     }
     monkeypatch.setenv("XDG_CACHE_HOME", env["XDG_CACHE_HOME"])
+    with contextlib.closing(socket.socket()) as probe:
+        if probe.connect_ex(("127.0.0.1", local_server.DEFAULT_PORT)) == 0:
+            pytest.skip(
+                f"something else listens on port {local_server.DEFAULT_PORT}, where `local start` starts"
+            )
     try:
         assert _run("local", "status", env=env, cwd=tmp_path).returncode == 1
 
@@ -52,6 +57,7 @@ def test_local_start_status_stop_round_trip(tmp_path: Path, monkeypatch: pytest.
         out, err = starter.communicate(timeout=90)
         assert starter.returncode == 0, err
         port = int(re.search(r"^SQLAlchemy URL: dynamodb://127\.0\.0\.1:(\d+)$", out, re.M).group(1))
+        assert port == local_server.DEFAULT_PORT == 8000  # the port the docs' dynamodb://127.0.0.1 URLs use
         assert f"endpoint URL:   http://127.0.0.1:{port}\n" in out
         assert f"data in {(tmp_path / 'data').resolve()}" in out
 

@@ -1,12 +1,16 @@
 """The documentation is executed, so it cannot drift from the library.
 
-Each page in docs/ is a script: its ```python blocks run in order in one fresh module, against
-the session's DynamoDB Local (the `dynamodb_local` fixture sets SA_DYNAMO_LOCAL_ENDPOINT, so the
-pages' own `create_engine("dynamodb+local://")` reuses it). The rules a page follows:
+Each page in docs/ is a script, run as a reader runs it: its ```python blocks, in order, in one
+Python process started in an empty directory outside the repository, against the session's
+DynamoDB Local (as the pages say, SA_DYNAMO_LOCAL_ENDPOINT points `dynamodb+local://` at a running
+server, the one `sa-dynamo local start` would give). The rules a page follows:
 
 - Opt-out: a block runs unless the last non-blank line before its fence is
   `<!-- no-run: REASON -->`. Use it only for code that needs real AWS; such a block is still
   compiled, so its syntax is checked.
+- Files: a block (of any language) after the line **File:** `PATH` is a file the reader saves, as
+  PATH in the working directory (e.g. an Alembic environment); it is written there before the
+  page runs, and a Python one is compiled, not run as part of the page.
 - Checked output: a ```text block that directly follows a ```python block (only blank lines
   between) is that block's expected output: each of its non-blank lines must appear, in order,
   in what the block printed (echo=True log lines included, their timestamps and timings ignored).
@@ -21,21 +25,16 @@ repeated here so `pytest tests/test_docs.py` alone checks everything about the d
 
 from __future__ import annotations
 
-import contextlib
-import io
-import logging
+import json
 import os
 import re
 import shlex
 import subprocess
 import sys
-import types
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sqlalchemy.engine import Engine
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -45,6 +44,7 @@ _FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\n]*?)[ \t]*$")
 # Anything that looks like the start of a Python fence, however written or indented.
 _PYTHON_LOOKALIKE = re.compile(r"^[ \t>]*(`{3,}|~{3,})[ \t]*\{?[ \t]*\.?(python|py)\b", re.MULTILINE)
 _NO_RUN = re.compile(r"^<!--\s*no-run:\s*(?P<reason>\S.*?)\s*-->$")
+_FILE = re.compile(r"^\*\*File:\*\* `(?P<path>[\w./-]+)`$")
 _ECHO_TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ")
 _ECHO_TIMING = re.compile(r"\[(generated in|cached since|no key) [\d.]+s")
 
@@ -55,11 +55,22 @@ class Block:
     line: int  # line of the first code line in the page, 1-based
     code: str
     no_run: str | None = None  # the reason given in the opt-out marker
+    file: str | None = None  # where the reader saves the block, for a file block
     output: Block | None = None  # the ```text block that follows, for a python block
 
 
 def parse(text: str) -> list[Block]:
-    """The fenced blocks of a Markdown page, with opt-out markers and expected outputs attached."""
+    """The Python blocks of a Markdown page, with opt-out markers and expected outputs attached."""
+    return [b for b in blocks_of(text) if b.info == "python" and b.file is None]
+
+
+def files_of(text: str) -> list[Block]:
+    """The blocks of a page that the reader saves as files."""
+    return [b for b in blocks_of(text) if b.file is not None]
+
+
+def blocks_of(text: str) -> list[Block]:
+    """The fenced blocks of a Markdown page, with their markers and expected outputs attached."""
     lines = text.splitlines()
     blocks: list[Block] = []
     previous_end = -1  # index of the closing fence of the previous block
@@ -82,6 +93,9 @@ def parse(text: str) -> list[Block]:
         marker = _NO_RUN.match(before[-1].strip()) if before else None
         if marker:
             block.no_run = marker["reason"]
+        saved = _FILE.match(before[-1].strip()) if before else None
+        if saved:
+            block.file = saved["path"]
         if info == "text" and not before and blocks and blocks[-1].info == "python":
             blocks[-1].output = block
         blocks.append(block)
@@ -93,7 +107,7 @@ def parse(text: str) -> list[Block]:
             "a Python fence is written in a form this test does not run (only ```python at the "
             "start of a line is); write it as ```python"
         )
-    return python
+    return blocks
 
 
 def _normalised(line: str) -> str:
@@ -113,17 +127,35 @@ def test_parse_finds_blocks_markers_and_outputs():
     """The harness must not pass a page by silently running nothing."""
     page = (
         "# T\n\n```python\nx = 1\nprint(x)\n```\n\n```text\n1\n```\n\n"
-        "<!-- no-run: needs AWS -->\n```python\naws()\n```\n\n```sh\nls\n```\n"
+        "<!-- no-run: needs AWS -->\n```python\naws()\n```\n\n```sh\nls\n```\n\n"
+        "**File:** `env/models.py`\n```python\nx = 2\n```\n"
     )
     first, second = parse(page)
     assert (first.line, first.code, first.no_run, first.output.code) == (4, "x = 1\nprint(x)\n", None, "1\n")
     assert (second.code, second.no_run, second.output) == ("aws()\n", "needs AWS", None)
+    ((saved),) = files_of(page)
+    assert (saved.file, saved.code) == ("env/models.py", "x = 2\n")
     for hidden in (
         "```{.python}\nx\n```\n",
         "!!! note\n    ```python\n    x\n    ```\n",
     ):
         with pytest.raises(ValueError, match="does not run"):
             parse(hidden)
+
+
+def test_a_page_runs_in_its_own_directory_and_process(tmp_path):
+    """Each block's output is told apart, files are saved first, and a failing block fails the run."""
+    page = tmp_path / "page.md"
+    page.write_text(
+        "**File:** `data/greeting.txt`\n\n```text\nhello\n```\n\n"
+        "```python\nimport os\nprint(open('data/greeting.txt').read().strip(), os.getcwd())\n```\n\n"
+        "```python\nprint(__name__)\nraise SystemExit(3)\n```\n"
+    )
+    directory = tmp_path / "reader"
+    directory.mkdir()
+    done, printed = run_page(page, directory, _without_aws(tmp_path))
+    assert done.returncode == 3
+    assert printed == [f"hello {directory}\n", "__main__\n"]
 
 
 def test_output_lines_must_appear_in_order():
@@ -133,64 +165,80 @@ def test_output_lines_must_appear_in_order():
     assert check_output(printed, "z\n") == "z"
 
 
-@pytest.fixture
-def no_aws(monkeypatch, tmp_path):
-    """Cut every route to real AWS credentials, so the docs can only talk to DynamoDB Local."""
-    for name in list(os.environ):
-        if name.startswith("AWS_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
+def _without_aws(tmp_path: Path) -> dict[str, str]:
+    """The environment with every route to real AWS credentials cut, so that the docs can only
+    talk to DynamoDB Local (and the pages' `dynamodb+local://` to the session's one)."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("AWS_", "PYTHON"))}
+    return env | {
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "AWS_CONFIG_FILE": str(tmp_path / "no-aws-config"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "no-aws-credentials"),
+    }
 
 
-@contextlib.contextmanager
-def _own_echo_handler() -> Iterator[io.StringIO]:
-    """Capture stdout, including the echo=True log. SQLAlchemy adds its echo handler to the
-    shared engine logger once per process, bound to the stdout of that moment; clearing the
-    handlers for the page lets this page's first echo engine bind one to our buffer."""
-    logger = logging.getLogger("sqlalchemy.engine.Engine")
-    saved = logger.handlers[:]
-    logger.handlers.clear()
-    buffer = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(buffer):
-            yield buffer
-    finally:
-        logger.handlers[:] = saved
-        print(buffer.getvalue())  # shown by pytest when the page fails
+_MARK = "==== docs block {} ===="
+# The page as one script: each block compiled under the page's name, padded so that tracebacks
+# give the line numbers of the Markdown file, and run in the script's own globals.
+_RUNNER = f"""
+import json, sys, warnings
+
+import sa_dynamo.exc
 
 
-@pytest.mark.filterwarnings("error::sa_dynamo.exc.ScanWarning")
+def _run_page(page, blocks, scope):
+    warnings.simplefilter("error", sa_dynamo.exc.ScanWarning)  # a doc example that scans says so
+    for number, (line, code) in enumerate(blocks):
+        print({_MARK!r}.format(number), flush=True)
+        exec(compile("\\n" * (line - 1) + code, page, "exec"), scope)
+
+
+_run_page(*json.load(open(sys.argv[1])), globals())
+"""
+
+
+def run_page(
+    page: Path, directory: Path, env: dict[str, str]
+) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """Save the page's files in ``directory`` and run its Python blocks there, as one script in a
+    new process; what each block printed (stdout, echo logs included) and the process."""
+    text = page.read_text()
+    for saved in files_of(text):
+        target = directory / saved.file
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(saved.code)
+    runnable = [b for b in parse(text) if b.no_run is None]
+    (directory / "blocks.json").write_text(json.dumps([str(page), [[b.line, b.code] for b in runnable]]))
+    (directory / "run_page.py").write_text(_RUNNER)
+    done = subprocess.run(
+        [sys.executable, "-u", "run_page.py", "blocks.json"],
+        cwd=directory,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    printed = re.split(r"^" + re.escape(_MARK).replace(r"\{\}", r"\d+") + r"\n", done.stdout, flags=re.M)
+    return done, printed[1:]
+
+
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
-def test_page_runs(page: Path, dynamodb_local, no_aws):
+def test_page_runs_as_a_script_outside_the_repository(page: Path, dynamodb_local, tmp_path):
     """Run the page's Python blocks in order, as one script, and compare their checked outputs."""
-    blocks = parse(page.read_text())
-    runnable = [b for b in blocks if b.no_run is None]
-    assert runnable, f"{page.name} has no runnable ```python block"
-    module = types.ModuleType(f"docs_{page.stem}")
-    module.__file__ = str(page)
-    sys.modules[module.__name__] = module  # SQLAlchemy resolves ORM annotations through it
-    try:
-        with _own_echo_handler() as printed:
-            for block in blocks:
-                # Padded so tracebacks give the line numbers of the Markdown file.
-                code = compile("\n" * (block.line - 1) + block.code, str(page), "exec")
-                if block.no_run is not None:
-                    continue
-                start = printed.tell()
-                exec(code, module.__dict__)
-                if block.output is not None:
-                    missing = check_output(printed.getvalue()[start:], block.output.code)
-                    assert missing is None, (
-                        f"{page.name}:{block.output.line}: the block at line {block.line} did not "
-                        f"print {missing!r}"
-                    )
-    finally:
-        for value in list(module.__dict__.values()):
-            if isinstance(value, Engine):
-                value.dispose()
-        del sys.modules[module.__name__]
+    blocks = [b for b in parse(page.read_text()) if b.no_run is None]
+    assert blocks, f"{page.name} has no runnable ```python block"
+    for block in parse(page.read_text()) + [f for f in files_of(page.read_text()) if f.info == "python"]:
+        compile("\n" * (block.line - 1) + block.code, str(page), "exec")  # opted out and saved ones too
+    directory = tmp_path / "reader"
+    directory.mkdir()
+    done, printed = run_page(page, directory, _without_aws(tmp_path))
+    assert done.returncode == 0, f"{page.name} failed:\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
+    for block, output in zip(blocks, printed, strict=True):
+        if block.output is not None:
+            missing = check_output(output, block.output.code)
+            assert missing is None, (
+                f"{page.name}:{block.output.line}: the block at line {block.line} did not print "
+                f"{missing!r}; it printed:\n{output}"
+            )
 
 
 def _cli_lines(page: Path) -> list[str]:
