@@ -1,8 +1,13 @@
 """A FastAPI service on sa_dynamo's async dialect: one AsyncSession per request, pages of orders
 with signed tokens, and an increment that retries lost races.
 
-Run it with ``uvicorn examples.fastapi_app:app`` (``SA_DYNAMO_URL`` chooses the database, the
-embedded DynamoDB Local by default); tests/aio/test_fastapi_app.py drives it with httpx.
+Run it from the repository's root (uvicorn is in no extra of sa_dynamo, so install it too)::
+
+    pip install ".[async]" fastapi uvicorn
+    uvicorn examples.fastapi_app:app
+
+``SA_DYNAMO_URL`` chooses the database, the embedded DynamoDB Local by default (Java 17 and npm
+fetch it once); tests/aio/test_fastapi_app.py drives it with httpx.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Annotated
 from fastapi import Depends, FastAPI, HTTPException
 from pydantic import BaseModel
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -79,7 +85,12 @@ def shown(order: Order) -> OrderOut:
 async def add_order(customer_id: str, order: OrderIn, db: Session) -> OrderOut:
     added = Order(customer_id=customer_id, order_id=order.order_id, total=order.total)
     db.add(added)
-    await db.commit()
+    try:
+        await db.commit()
+    except IntegrityError:  # INSERT never overwrites: the key is taken
+        raise HTTPException(
+            409, f"customer {customer_id!r} has an order {order.order_id!r} already"
+        ) from None
     return shown(added)
 
 
@@ -95,7 +106,10 @@ async def get_order(customer_id: str, order_id: str, db: Session) -> OrderOut:
 async def list_orders(customer_id: str, db: Session, size: int = 10, after: str | None = None) -> OrdersPage:
     """One page of a customer's orders (a Query on the partition); ``next`` fetches the next."""
     query = select(Order).where(Order.customer_id == customer_id)
-    page = await db.run_sync(sa_dynamo.paginate, query, size, after)
+    try:
+        page = await db.run_sync(sa_dynamo.paginate, query, size, after)
+    except sa_dynamo.exc.InvalidPageToken:  # altered, or from another query
+        raise HTTPException(400, "the page token is not one this list gave: start again without it") from None
     return OrdersPage(orders=[shown(order) for order in page.rows], next=page.next)
 
 

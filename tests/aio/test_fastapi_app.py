@@ -38,6 +38,11 @@ async def test_the_fastapi_example_serves_orders(example, raw, table_name):
                 "customer_id": "42",
             }
             assert (await client.get("/customers/42/orders/nope")).status_code == 404
+            again = await client.post("/customers/42/orders", json={"order_id": "o3", "total": 99})
+            assert (again.status_code, again.json()) == (
+                409,
+                {"detail": "customer '42' has an order 'o3' already"},
+            )
 
             first = (await client.get("/customers/42/orders", params={"size": 3})).json()
             rest = (
@@ -45,6 +50,12 @@ async def test_the_fastapi_example_serves_orders(example, raw, table_name):
             ).json()
             assert [o["order_id"] for o in first["orders"] + rest["orders"]] == [f"o{n}" for n in range(5)]
             assert rest["next"] is None
+            for token in (first["next"][:-2] + "xx", "garbage"):
+                refused = await client.get("/customers/42/orders", params={"size": 3, "after": token})
+                assert refused.status_code == 400, refused.text
+                assert "start again without it" in refused.json()["detail"]
+            other = await client.get("/customers/43/orders", params={"size": 3, "after": first["next"]})
+            assert other.status_code == 400  # a token of another customer's list
 
             adds = [client.post("/customers/42/orders/o0/add", params={"amount": 1}) for _ in range(10)]
             assert {response.status_code for response in await asyncio.gather(*adds)} == {200}
