@@ -7,6 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+import sqlalchemy as sa
 from sqlalchemy import Column, Integer, MetaData, Numeric, String, Table, text
 from sqlalchemy.exc import CompileError
 
@@ -96,6 +97,25 @@ def test_pandas_reads_selects_and_text_and_appends(engine, orders):
         new.to_sql(orders.name, conn, if_exists="append", index=False)
     back = pandas.read_sql(select(orders.c.sk, orders.c.n).where(orders.c.pk == "C#3"), engine)
     assert back.values.tolist() == [["a", 1], ["b", 2], ["c", 3]]
+
+
+def test_select_star_gives_the_declared_order_then_other_attributes(engine, orders, raw, endpoint_url):
+    """Items keep no attribute order; SQL's SELECT * gives the table's. A column no item of the
+    page holds is still a column (None), as in SQL."""
+    raw.put_item(TableName=orders.name, Item={"pk": {"S": "C#9"}, "sk": {"S": "x"}, "zz": {"S": "extra"}})
+    star = f"SELECT * FROM {orders.name} WHERE pk = 'C#9'"
+    with engine.connect() as conn:
+        result = conn.execute(text(star))
+        assert (list(result.keys()), result.all()) == (
+            ["pk", "sk", "n", "total", "zz"],
+            [("C#9", "x", None, None, "extra")],
+        )
+    stranger = sa.create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}")  # never saw the Table
+    try:
+        with stranger.connect() as conn:
+            assert list(conn.execute(text(star)).keys()) == ["pk", "sk", "zz"]  # the keys first
+    finally:
+        stranger.dispose()
 
 
 def test_text_with_typed_columns_is_rewritten_too(engine, orders, sent):

@@ -94,6 +94,8 @@ class Cursor:
         # SELECT * with fixed columns: (names, rest), where column ``rest`` holds every attribute
         # the other names do not, as a dict (an attribute bag)
         self.star_columns: tuple[tuple[str, ...], str] | None = None
+        # SELECT *: the columns that come first, in this order (the table's declared ones)
+        self.star_order: tuple[str, ...] = ()
         # an UPDATE/DELETE's WHERE as a test of the item: in a transaction the item is read first,
         # so the rowcount is exact and a write matching nothing is not held (Connection._buffer)
         self.write_matches: Callable[[dict], bool] | None = None
@@ -242,7 +244,7 @@ class Cursor:
     def _reset(self) -> None:
         self.description = None
         self.rowcount = -1
-        self._pages = Pages(self.connection, self.discriminator)
+        self._pages = Pages(self.connection, self.discriminator, self.star_order)
         self._rows: deque[tuple] = deque()
         self._delivered = 0
 

@@ -154,7 +154,7 @@ def read(
     elif cursor.star_columns is not None:
         names, pages.rest = cursor.star_columns
     else:
-        names = keys_of(merged)
+        names = keys_of(merged, pages.star_order)
     pages.names, pages.paths = names, paths
     rows = pages.rows(merged)
     if client is not None:  # sorted on the client

@@ -49,9 +49,9 @@ def _at(item: dict[str, Any], path: tuple[stmt.Step, ...]) -> Any:
     return value
 
 
-def keys_of(items: list[dict[str, Any]]) -> list[str]:
-    """Attribute names of the items, in first-seen order."""
-    names: dict[str, None] = {}
+def keys_of(items: list[dict[str, Any]], first: Sequence[str] = ()) -> list[str]:
+    """``first``, then the other attribute names of the items in first-seen order."""
+    names: dict[str, None] = dict.fromkeys(first)
     for item in items:
         names.update(dict.fromkeys(item))
     return list(names)
@@ -95,9 +95,15 @@ class Pages:
     pages may follow, None once the result is read or no more rows are wanted.
     """
 
-    def __init__(self, connection: Connection, discriminator: Discriminator | None = None):
+    def __init__(
+        self,
+        connection: Connection,
+        discriminator: Discriminator | None = None,
+        star_order: Sequence[str] = (),
+    ):
         self.connection = connection
         self.discriminator = discriminator
+        self.star_order = star_order  # SELECT *: the columns that come first
         self.pages = 0
         self.skipped = 0
         self.items_read = 0
@@ -149,7 +155,7 @@ class Pages:
             # be empty yet have a successor, so read on until one has items.
             while not items and self.next_token:
                 items = self.read(body)
-            names = keys_of(items)
+            names = keys_of(items, self.star_order)
         self.names = names
         self.request = body if self.next_token else None
         return self.rows(items)
@@ -174,7 +180,7 @@ class Pages:
             missing = size - len(rows)
             items = self.read(dict(body, Limit=min(missing, body.get("Limit", missing))))
             if names is None and items and not self.names:
-                self.names = keys_of(items)
+                self.names = keys_of(items, self.star_order)
             rows += self.rows(items)
             if len(rows) >= size or not self.next_token:
                 return rows

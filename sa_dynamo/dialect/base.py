@@ -122,6 +122,17 @@ class DynamoDBDialect(default.DefaultDialect):
             )
         self.dynamodb_scan = dynamodb_scan
         self._sql_text = sql_text.Translator(lambda statement: statement.compile(dialect=self))
+        # The columns of the tables this engine created or wrote through a declared Table, in
+        # their declared order: the order of SELECT *'s columns, as in SQL (items keep none).
+        self.declared_columns: dict[str, tuple[str, ...]] = {}
+
+    def star_order(self, table: Table) -> tuple[str, ...]:
+        """The columns ``SELECT *`` of ``table`` gives first, in order: its declared ones when the
+        engine has seen the Table declared, else those of ``table`` (a reflected table's keys)."""
+        return self.declared_columns.get(table.name) or tuple(c.name for c in table.columns)
+
+    def declared(self, table: Table) -> None:
+        self.declared_columns[table.name] = tuple(c.name for c in table.columns)
 
     def translate_text(
         self, connection: Any, sql: str, binds: Any = None, result_types: Any = None

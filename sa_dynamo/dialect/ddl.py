@@ -208,6 +208,7 @@ class DynamoDBDDLCompiler(compiler.DDLCompiler):
 
     def visit_create_table(self, create, **kw):
         table = create.element
+        self.dialect.declared(table)
         request = create_table_request(table)
         ttl = ttl_attribute(table)
         if ttl is None:

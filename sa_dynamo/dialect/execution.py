@@ -321,6 +321,8 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         cursor.count = compiled.dynamodb_count
         cursor.hidden_columns = compiled.dynamodb_hidden_columns
         cursor.star_columns = compiled.dynamodb_star_columns
+        star = compiled.dynamodb_star_table
+        cursor.star_order = self.dialect.star_order(star) if star is not None else ()
         if compiled.dynamodb_key_names is not None:
             cursor.connection.set_key_names(*compiled.dynamodb_key_names)
         page = options.get(PAGE)

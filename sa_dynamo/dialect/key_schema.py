@@ -27,7 +27,8 @@ def key_schema(table: Table) -> KeySchema:
     if not columns:
         raise ArgumentError(
             f"table {table.name!r} has no primary key: mark its partition key column (and sort key "
-            "column, if any) with primary_key=True"
+            "column, if any) with primary_key=True (pandas' DataFrame.to_sql marks none: declare the "
+            "table with its key and create it first, then write with if_exists='append', index=False)"
         )
     if len(columns) > 2:
         names = ", ".join(c.name for c in columns)

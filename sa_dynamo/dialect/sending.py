@@ -55,7 +55,8 @@ def _tell_table(cursor: Any, context: Any) -> None:
     if not statement.table.primary_key.columns:  # pandas' to_sql writes through a keyless Table
         return  # the driver reads the key from DynamoDB
     rules = table_rules(statement.table)
-    if all(key.type is not None for key in rules.key_attributes):
+    if all(key.type is not None for key in rules.key_attributes):  # a declared Table
+        context.dialect.declared(statement.table)
         cursor.connection.set_table_rules(rules)
     else:
         cursor.connection.table_rules(rules.table, key_types=True)

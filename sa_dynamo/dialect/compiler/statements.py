@@ -56,6 +56,7 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
     dynamodb_global_index = False
     dynamodb_hidden_columns = 0  # projected only for DynamoDB's sake, not returned
     dynamodb_star_columns: tuple[tuple[str, ...], str] | None = None  # SELECT *'s columns, and the bag's
+    dynamodb_star_table: Table | None = None  # the table of a SELECT *, whose columns come first
     dynamodb_key_names: tuple[str, tuple[str, ...]] | None = None  # a write's table and key
     dynamodb_key_between: tuple[str, str] | None = None  # a sort-key BETWEEN's bound parameters
     dynamodb_always_empty = False  # the WHERE folded to FALSE: no row can match
@@ -151,6 +152,8 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
                 for c in inner_columns
             ]
         inner_columns = self._star_for_bag(table, inner_columns)
+        if inner_columns == ["*"] and self.dynamodb_star_columns is None:
+            self.dynamodb_star_table = table
         index, keys, reason = access_path(table, select, compile_state)
         source = self.preparer.format_table(table)
         if index is not None:
