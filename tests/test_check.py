@@ -464,8 +464,9 @@ def test_exit_code_1_lists_each_difference(
         (
             "{module}:Base",
             "dynamodb://127.0.0.1:{port}",
-            r"cannot read the tables at dynamodb://127\.0\.0\.1:(\d+): connection to DynamoDB failed: "
-            r"Could not connect to the endpoint URL: \"http://127\.0\.0\.1:\1/\"",
+            r"cannot read the tables at dynamodb://127\.0\.0\.1:(\d+): nothing is listening on "
+            r"127\.0\.0\.1:\1: start DynamoDB Local there \(sa-dynamo local start --port \1\), or use "
+            r"dynamodb\+local:// for an embedded one",
         ),
     ],
 )
