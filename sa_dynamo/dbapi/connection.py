@@ -239,6 +239,8 @@ class Connection:
             merged, rowcount = writes.reinserted(earlier.action, write, committed), 1
         else:
             merged, rowcount = writes.merge(earlier.action, write, self.hide_parameters)
+        if merged is None and self._committed_item(write.table, write.key) is not None:
+            raise writes.stored_twice(write, self.hide_parameters)
         if merged is not None:  # e.g. an UPDATE that grows an inserted item past 400 KB
             check_write(merged, self.table_rules(merged.table), self.hide_parameters)
         position = next(i for i, pending in enumerate(self._pending) if pending is earlier)
