@@ -95,9 +95,10 @@ class Cursor:
         # SELECT * with fixed columns: (names, rest), where column ``rest`` holds every attribute
         # the other names do not, as a dict (an attribute bag)
         self.star_columns: tuple[tuple[str, ...], str] | None = None
-        # an UPDATE/DELETE's WHERE as a test of the item: in a transaction the item is read first,
-        # so the rowcount is exact and a write matching nothing is not held (Connection._buffer)
-        self.write_matches: Callable[[dict], bool] | None = None
+        # an UPDATE/DELETE's WHERE as a test of the item, one per row (of an executemany): in a
+        # transaction the item is read first, so the rowcount is exact and a write matching
+        # nothing is not held (Connection._buffer)
+        self.write_matches: Sequence[Callable[[dict], bool]] | None = None
         # a SELECT's WHERE as a test of an item: in a transaction, the items it wrote are tested
         # with it and laid over what DynamoDB returns (overlay.py)
         self.read_matches: Callable[[dict], bool] | None = None
@@ -195,7 +196,7 @@ class Cursor:
         if kind == "PUT":
             self.rowcount = batch.put(self.connection, bodies)
         elif not self.connection.autocommit:
-            counts = self.connection._buffer(kind, [(body["Statement"], body) for body in bodies])
+            counts = self.connection._buffer(kind, [(b["Statement"], b) for b in bodies], self.write_matches)
             self.rowcount = batch.total_rowcount(counts)
         else:
             checked = []
