@@ -170,6 +170,9 @@ class Pages:
         self.next_token = start_token
         self.names = names or ()
         rows: list[tuple] = []
+        if size < 1:  # a LIMIT 0, or the end of a LIMIT: nothing to read
+            self.next_token = None
+            return rows
         while True:
             missing = size - len(rows)
             items = self.read(dict(body, Limit=min(missing, body.get("Limit", missing))))

@@ -324,10 +324,6 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         cursor.star_columns = compiled.dynamodb_star_columns
         if compiled.dynamodb_key_names is not None:
             cursor.connection.set_key_names(*compiled.dynamodb_key_names)
-        page = options.get(PAGE)
-        if page is not None:
-            cursor.page_rows = page.size
-            cursor.start_token = page.start(self.statement, self.parameters, cursor)
         discriminator = options.get(DISCRIMINATOR)
         if discriminator is not None:
             policy = options.get("dynamodb_unknown_type", "skip")
@@ -337,8 +333,13 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                 )
             attribute, known, base = discriminator
             cursor.discriminator = Discriminator(attribute, known, policy, base)
+        limit = None
         if compiled.dynamodb_limit_bind is not None:
-            cursor.max_rows = int(self.compiled_parameters[0][compiled.dynamodb_limit_bind])
+            cursor.max_rows = limit = int(self.compiled_parameters[0][compiled.dynamodb_limit_bind])
+        page = options.get(PAGE)
+        if page is not None:
+            cursor.start_token = page.start(self.statement, self.parameters, limit, cursor)
+            cursor.page_rows = page.rows
 
     def _item_test(self, compiled: Any, row: int = 0) -> Callable[[dict], bool]:
         """The statement's WHERE (with the parameters of ``row``, for an executemany) as a test of
