@@ -7,7 +7,6 @@ import base64
 import hashlib
 import hmac
 import json
-import math
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -188,32 +187,6 @@ def test_a_token_of_another_statement_or_parameters_is_refused(connection, sent,
     other_statement = select(notes.c.sk, notes.c.pk).where(notes.c.pk == "A")
     for query in (other_parameters, other_statement):
         assert "another query" in str(_refused(connection, sent, token, query=query))
-
-
-def pages_of(connection, query, page_size: int) -> list[list[int]]:
-    """The rows of every page paginate() gives, following the tokens to the last page."""
-    pages, after = [], None
-    while True:
-        page = sa_dynamo.paginate(connection, query, page_size=page_size, after=after, secret=SECRET)
-        pages.append([row.sk for row in page.rows])
-        if page.next is None:
-            return pages
-        after = page.next
-
-
-@pytest.mark.parametrize("limit", [0, 1, 4, 6, 11, 12, 20])
-@pytest.mark.parametrize("page_size", [1, 3, 5])
-def test_a_limit_bounds_the_rows_of_all_pages_together(connection, limit, page_size) -> None:
-    sqlite = create_engine("sqlite://")
-    metadata.create_all(sqlite)
-    with sqlite.begin() as conn:
-        conn.execute(notes.insert(), [{"pk": pk, "sk": i} for pk in "AB" for i in range(12)])
-        expected = conn.execute(QUERY.order_by(notes.c.sk).limit(limit)).scalars().all()
-    pages = pages_of(connection, QUERY.limit(limit), page_size)
-    assert [sk for page in pages for sk in page] == expected
-    assert all(len(page) <= page_size for page in pages)
-    if limit <= len(expected):  # the LIMIT ends the result: no page after it, none for LIMIT 0
-        assert len(pages) == max(1, math.ceil(limit / page_size))
 
 
 def test_a_token_is_bound_to_the_limit(connection, sent) -> None:

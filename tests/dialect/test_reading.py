@@ -1,9 +1,12 @@
-"""Reading in rows, not in DynamoDB's items evaluated: LIMIT, first(), COUNT, paginate()."""
+"""Reading in rows, not in DynamoDB's items evaluated: LIMIT, first(), COUNT, paginate(), and
+ORDER BY ... DESC over a partition of many pages (DynamoDB Local pages it upwards)."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
-from sqlalchemy import Column, Index, Integer, MetaData, String, Table, func, or_, select
+from sqlalchemy import Column, Index, Integer, MetaData, String, Table, create_engine, func, or_, select
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import DeclarativeBase, Session
 
@@ -42,6 +45,17 @@ def loaded(engine):
         conn.execute(events.insert(), ROWS)
     yield
     metadata.drop_all(engine)
+
+
+@pytest.fixture(scope="module")
+def sqlite():
+    """The judge: SQLite holding the same rows."""
+    judge = create_engine("sqlite://")
+    metadata.create_all(judge)
+    with judge.begin() as conn:
+        conn.execute(events.insert(), ROWS)
+    yield judge
+    judge.dispose()
 
 
 @pytest.fixture
@@ -122,6 +136,19 @@ def test_paginate_orm_objects(engine):
         pages = pages_of(session, query, 4)
     assert [[e.sk for e in page] for page in pages] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9], []][: len(pages)]
     assert all(isinstance(e, Event) for page in pages for e in page)
+
+
+@pytest.mark.parametrize("limit", [0, 1, 4, 11, 60, 70])
+@pytest.mark.parametrize("page_size", [1, 3, 7])
+def test_a_limit_bounds_the_rows_of_all_pages_together(engine, sqlite, limit, page_size):
+    query = select(events.c.sk).where(events.c.pk == "A", events.c.kind == "even").limit(limit)
+    with sqlite.connect() as conn:
+        expected = conn.scalars(query.order_by(events.c.sk)).all()
+    pages = [[row.sk for row in page] for page in pages_of(engine, query, page_size)]
+    assert [sk for page in pages for sk in page] == expected
+    assert all(len(page) <= page_size for page in pages)
+    if limit <= len(expected):  # the LIMIT ends the result: no page after it, none for LIMIT 0
+        assert len(pages) == max(1, math.ceil(limit / page_size))
 
 
 def test_page_tokens_are_bound_and_signed(engine):
