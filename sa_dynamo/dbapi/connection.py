@@ -72,6 +72,9 @@ class Connection:
         self.chunked_commit = chunked_commit
         self.hide_parameters = hide_parameters
         self.closed = False
+        # Whether the server returns the pages of a read ordered by its sort key descending in
+        # that order (DynamoDB does, DynamoDB Local does not): None until a read tells (paging.py).
+        self.descending_pages: bool | None = None
         self._tables: dict[str, TableRules] = {}
         self._discard()
         wire.register(client)

@@ -248,3 +248,72 @@ def test_an_or_of_partition_keys_is_a_query_that_reads_each_partition_once(engin
         )
         assert sorted(conn.execute(filtered).all()) == expected
         assert ("B", 1) in expected
+
+
+@pytest.fixture
+def unjudged(engine):
+    """An engine whose connection has not yet read a descending order over several pages, so
+    it does not know how its server pages one."""
+    fresh = create_engine(engine.url)
+    yield fresh
+    fresh.dispose()
+
+
+DESCENDING = {
+    "partition": select(events.c.sk).where(events.c.pk == "A").order_by(events.c.sk.desc()),
+    "filtered": select(events.c.n)
+    .where(events.c.pk == "A", events.c.kind == "odd", events.c.sk < 50)
+    .order_by(events.c.sk.desc()),
+    "index": select(events.c.sk, events.c.kind).where(events.c.g == "G").order_by(events.c.sk.desc()),
+}
+
+
+@pytest.mark.parametrize("query", DESCENDING.values(), ids=DESCENDING.keys())
+@pytest.mark.parametrize("limit", [None, 1, 5])
+@pytest.mark.parametrize("page_size", [None, 1, 7])
+def test_descending_order_over_many_pages_gives_sqlites_rows(unjudged, sqlite, query, limit, page_size):
+    """The first read of a connection judges how its server pages a descending read (DynamoDB
+    Local: upwards), the second is read knowing it: both give SQLite's rows."""
+    query = query.limit(limit)
+    with sqlite.connect() as conn:
+        expected = conn.execute(query).all()
+    with unjudged.connect().execution_options(dynamodb_page_size=page_size) as conn:
+        assert conn.execute(query).all() == expected
+        assert conn.execute(query).all() == expected
+
+
+def test_paginate_of_a_descending_order_gives_sqlites_rows_in_exact_pages(unjudged, sqlite):
+    query = DESCENDING["partition"]
+    with sqlite.connect() as conn:
+        expected = conn.scalars(query).all()
+        limited = conn.scalars(query.limit(10)).all()
+    for _judged_on_the_first_page in (False, True):  # one connection: judging its server, knowing it
+        pages = [[row.sk for row in page] for page in pages_of(unjudged, query, 7)]
+        assert [sk for page in pages for sk in page] == expected
+        assert [len(page) for page in pages] == [7] * 8 + [4]
+        assert [[row.sk for row in page] for page in pages_of(unjudged, query.limit(10), 7)] == [
+            limited[:7],
+            limited[7:],
+        ]
+
+
+def test_a_descending_read_in_a_transaction_that_wrote_elsewhere_is_in_order(engine, sqlite):
+    """The transaction's writes are laid over every page of the read; none of them is in it."""
+    query = DESCENDING["filtered"].limit(4)
+    with sqlite.connect() as conn:
+        expected = conn.execute(query).all()
+    with engine.connect().execution_options(dynamodb_page_size=3) as conn:
+        conn.execute(events.insert().values(pk="elsewhere", sk=1))
+        assert conn.execute(query).all() == expected
+        conn.rollback()
+
+
+def test_descending_order_over_pages_of_a_megabyte(engine, unjudged):
+    """Without a page size DynamoDB ends a page at 1 MB: a partition of 2 MB is two pages."""
+    pad = "x" * 300_000
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.execute(events.insert(), [{"pk": "MB", "sk": i, "kind": pad} for i in range(7)])
+    query = select(events.c.sk).where(events.c.pk == "MB").order_by(events.c.sk.desc())
+    with unjudged.connect() as conn:
+        assert conn.scalars(query.limit(3)).all() == [6, 5, 4]
+        assert conn.scalars(query).all() == [6, 5, 4, 3, 2, 1, 0]
