@@ -263,7 +263,7 @@ class Pages:
         if start_token is not None:
             count = start_token.removeprefix(SORTED_PAGE)
             if not count.isdigit():
-                raise ProgrammingError(f"not a resume token of this driver: {start_token!r}")
+                raise ProgrammingError("start_token is not a resume token this driver wrote")
             before = int(count)
         self.next_token = None
         items = self.read(body)

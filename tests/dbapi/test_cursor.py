@@ -112,6 +112,11 @@ def test_pages_of_rows_of_a_descending_read_come_in_order(
         pages.append(cur.fetchall())
         token = cur.resume_token
     assert pages == [[("p", sk, n) for sk, n in reversed(partition)][i : i + 3] for i in (0, 3, 6)]
+    cur = conn.cursor()
+    cur.page_rows, cur.start_token = 3, "sa_dynamo:sorted:x"
+    with pytest.raises(dbapi.ProgrammingError, match="not a resume token this driver wrote") as refused:
+        cur.execute(descending(table), ["p"])
+    assert cur.start_token not in str(refused.value)
 
 
 def test_a_descending_read_over_several_pages_needs_its_sort_key(
