@@ -161,6 +161,9 @@ class Cursor:
         self._reset()
         if _kind(operation) == "SELECT":
             names = projection(operation)
+            hidden = self.client_read.hidden if self.client_read is not None else self.hidden_columns
+            if names is not None and hidden:
+                names = names[:-hidden]
             if names is None and self.star_columns is not None:
                 names = self.star_columns[0]
             self._set_result(names or (), [])

@@ -282,6 +282,24 @@ def test_descending_order_over_many_pages_gives_sqlites_rows(unjudged, sqlite, q
         assert conn.execute(query).all() == expected
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        select(events.c.n).where(events.c.pk == "A", events.c.sk.between(9, 1)).order_by(events.c.sk.desc()),
+        select(events.c.kind).where(events.c.pk == "A", events.c.sk.between(9, 1)).order_by(events.c.n),
+    ],
+    ids=["descending", "sorted-here"],
+)
+def test_a_read_known_to_be_empty_has_only_the_selected_columns(engine, sqlite, query):
+    """Nothing is sent; the keys read to order by are not columns of the result."""
+    with sqlite.connect() as conn:
+        expected = conn.execute(query)
+        expected = (list(expected.keys()), expected.all())
+    with engine.connect().execution_options(dynamodb_client_sort=100) as conn:
+        result = conn.execute(query)
+        assert (list(result.keys()), result.all()) == expected
+
+
 def test_paginate_of_a_descending_order_gives_sqlites_rows_in_exact_pages(unjudged, sqlite):
     query = DESCENDING["partition"]
     with sqlite.connect() as conn:
