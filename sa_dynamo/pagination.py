@@ -1,9 +1,11 @@
 """``sa_dynamo.paginate``: one page of rows and an opaque token to resume after it.
 
-The token wraps DynamoDB's NextToken, bound to the statement and its parameters and signed
-with HMAC-SHA256, so a web client can hold it but cannot forge one or reuse it for another
-query. Pass the same ``secret`` in every process that serves the pages; without one, a
-random per-process key is used and tokens expire with the process.
+The token wraps DynamoDB's NextToken and the number of rows the pages before it returned,
+bound to the statement, its parameters and its LIMIT and signed with HMAC-SHA256, so a web
+client can hold it but cannot forge one or reuse it for another query. A LIMIT bounds the
+rows of all pages together, as SQL's LIMIT bounds the result. Pass the same ``secret`` in
+every process that serves the pages; without one, a random per-process key is used and
+tokens expire with the process.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ from .exc import InvalidPageToken
 _PROCESS_SECRET = secrets.token_bytes(32)
 
 
-def _fingerprint(statement: str, parameters: Any) -> str:
-    return hashlib.sha256(repr((statement, parameters)).encode()).hexdigest()[:32]
+def _fingerprint(statement: str, parameters: Any, limit: int | None) -> str:
+    return hashlib.sha256(repr((statement, parameters, limit)).encode()).hexdigest()[:32]
 
 
 @dataclass
@@ -36,20 +38,30 @@ class PageRequest:
     after: str | None
     secret: bytes = field(repr=False)
     fingerprint: str = ""
+    limit: int | None = None  # the statement's LIMIT: the rows of all its pages together
+    before: int = 0  # the rows the pages before this one returned
     cursor: Any = field(default=None, repr=False)
 
-    def start(self, statement: str, parameters: Any, cursor: Any) -> str | None:
+    def start(self, statement: str, parameters: Any, limit: int | None, cursor: Any) -> str | None:
         """The NextToken to resume from, after checking the token belongs to this query."""
-        self.fingerprint = _fingerprint(statement, parameters)
-        self.cursor = cursor
+        self.fingerprint = _fingerprint(statement, parameters, limit)
+        self.limit, self.cursor = limit, cursor
         if self.after is None:
             return None
         payload = self._signed_payload(self.after)
         if payload["q"] != self.fingerprint:
-            raise InvalidPageToken("the page token belongs to another query or other parameters")
+            raise InvalidPageToken(
+                "the page token belongs to another query, other parameters or another LIMIT"
+            )
+        self.before = payload["r"]
         return payload["n"]
 
-    def _signed_payload(self, token: object) -> dict[str, str]:
+    @property
+    def rows(self) -> int:
+        """The rows this page may hold: its size, or fewer where the LIMIT ends."""
+        return self.size if self.limit is None else max(0, min(self.size, self.limit - self.before))
+
+    def _signed_payload(self, token: object) -> dict[str, Any]:
         """The body of ``token`` if this secret signed it, and in the one shape next_token()
         writes: anything else is refused, never read as "no token", which would restart the
         reader at the first page."""
@@ -70,8 +82,10 @@ class PageRequest:
             payload = None
         if not (
             isinstance(payload, dict)
-            and payload.keys() == {"n", "q"}
-            and all(isinstance(value, str) and value for value in payload.values())
+            and payload.keys() == {"n", "q", "r"}
+            and all(isinstance(payload[key], str) and payload[key] for key in "nq")
+            and type(payload["r"]) is int
+            and payload["r"] > 0
         ):
             raise InvalidPageToken(
                 "the page token carries this secret's signature but not what sa_dynamo.paginate() "
@@ -79,12 +93,15 @@ class PageRequest:
             )
         return payload
 
-    def next_token(self) -> str | None:
-        """The token for the following page, or None after the last page."""
+    def next_token(self, rows: int) -> str | None:
+        """The token for the page after this one of ``rows`` rows, or None after the last page
+        (where DynamoDB's items or the LIMIT end)."""
         resume = self.cursor.resume_token if self.cursor is not None else None
-        if resume is None:
+        returned = self.before + rows
+        if resume is None or (self.limit is not None and returned >= self.limit):
             return None
-        body = base64.urlsafe_b64encode(json.dumps({"n": resume, "q": self.fingerprint}).encode()).decode()
+        payload = {"n": resume, "q": self.fingerprint, "r": returned}
+        body = base64.urlsafe_b64encode(json.dumps(payload).encode()).decode()
         return body + "." + self._signature(body)
 
     def _signature(self, body: str) -> str:
@@ -122,7 +139,7 @@ def paginate(
         raise InvalidRequestError(
             "paginate() reads pages of sa_dynamo statements only: pass a dynamodb:// bind"
         )
-    return Page(list(rows), request.next_token())
+    return Page(list(rows), request.next_token(len(rows)))
 
 
 def _selects_one_entity(statement: Any) -> bool:

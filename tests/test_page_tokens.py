@@ -140,17 +140,24 @@ MALFORMED = {
     "string": b'"NEXT"',
     "number": b"1",
     "empty-object": b"{}",
-    "no-query": b'{"n": "NEXT"}',
-    "no-next": b'{"q": "QUERY"}',
-    "next-null": b'{"n": null, "q": "QUERY"}',
-    "next-empty": b'{"n": "", "q": "QUERY"}',
-    "next-number": b'{"n": 5, "q": "QUERY"}',
-    "next-list": b'{"n": ["NEXT"], "q": "QUERY"}',
-    "next-object": b'{"n": {"S": "NEXT"}, "q": "QUERY"}',
-    "query-number": b'{"n": "NEXT", "q": 5}',
-    "query-null": b'{"n": "NEXT", "q": null}',
-    "extra-key": b'{"n": "NEXT", "q": "QUERY", "size": 5}',
-    "nan": b'{"n": NaN, "q": "QUERY"}',
+    "no-query": b'{"n": "NEXT", "r": 5}',
+    "no-next": b'{"q": "QUERY", "r": 5}',
+    "no-rows": b'{"n": "NEXT", "q": "QUERY"}',
+    "next-null": b'{"n": null, "q": "QUERY", "r": 5}',
+    "next-empty": b'{"n": "", "q": "QUERY", "r": 5}',
+    "next-number": b'{"n": 5, "q": "QUERY", "r": 5}',
+    "next-list": b'{"n": ["NEXT"], "q": "QUERY", "r": 5}',
+    "next-object": b'{"n": {"S": "NEXT"}, "q": "QUERY", "r": 5}',
+    "query-number": b'{"n": "NEXT", "q": 5, "r": 5}',
+    "query-null": b'{"n": "NEXT", "q": null, "r": 5}',
+    "rows-zero": b'{"n": "NEXT", "q": "QUERY", "r": 0}',
+    "rows-negative": b'{"n": "NEXT", "q": "QUERY", "r": -5}',
+    "rows-text": b'{"n": "NEXT", "q": "QUERY", "r": "5"}',
+    "rows-float": b'{"n": "NEXT", "q": "QUERY", "r": 5.0}',
+    "rows-bool": b'{"n": "NEXT", "q": "QUERY", "r": true}',
+    "rows-null": b'{"n": "NEXT", "q": "QUERY", "r": null}',
+    "extra-key": b'{"n": "NEXT", "q": "QUERY", "r": 5, "size": 5}',
+    "nan": b'{"n": NaN, "q": "QUERY", "r": 5}',
     "deeply-nested": b"[" * 100_000 + b"]" * 100_000,
 }
 
@@ -180,6 +187,14 @@ def test_a_token_of_another_statement_or_parameters_is_refused(connection, sent,
     other_statement = select(notes.c.sk, notes.c.pk).where(notes.c.pk == "A")
     for query in (other_parameters, other_statement):
         assert "another query" in str(_refused(connection, sent, token, query=query))
+
+
+def test_a_token_is_bound_to_the_limit(connection, sent) -> None:
+    first = sa_dynamo.paginate(connection, QUERY.limit(4), page_size=3, secret=SECRET)
+    for query in (QUERY.limit(10), QUERY.limit(3), QUERY):
+        assert "another LIMIT" in str(_refused(connection, sent, first.next, query=query))
+    second = sa_dynamo.paginate(connection, QUERY.limit(4), page_size=3, after=first.next, secret=SECRET)
+    assert ([row.sk for row in second.rows], second.next) == ([3], None)
 
 
 def test_an_empty_secret_is_refused(connection) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,6 +77,9 @@ class Connection:
         self.chunked_commit = chunked_commit
         self.hide_parameters = hide_parameters
         self.closed = False
+        # Whether the server returns the pages of a read ordered by its sort key descending in
+        # that order (DynamoDB does, DynamoDB Local does not): None until a read tells (paging.py).
+        self.descending_pages: bool | None = None
         self._tables: dict[str, TableRules] = {}
         self._discard()
         wire.register(client)
@@ -180,32 +183,48 @@ class Connection:
         self,
         kind: str,
         statements: list[tuple[str, dict[str, Any]]],
-        matches: Callable[[dict], bool] | None = None,
+        matches: Sequence[Callable[[dict], bool]] | None = None,
     ) -> list[int]:
         """Hold writes for commit, each merged with an earlier write of the same item; their
         rowcounts: what a successful commit guarantees, or what the merge already decided. All
         or none: when one fails its checks, the buffer stays as it was.
 
-        ``matches`` is the WHERE of one UPDATE/DELETE as a test of the item: the item is read
-        (consistently) and tested first, so the rowcount is exact at once, and a write whose
-        WHERE matches nothing is not held (SQL: zero rows, the transaction goes on)."""
-        if len(statements) == 1:
-            return [self._buffer_one(kind, *statements[0], matches)]  # checked before it changes anything
+        ``matches`` holds each UPDATE/DELETE's WHERE as a test of the item: the items are read
+        (consistently, one BatchGetItem for the rows of an executemany) and tested first, so the
+        rowcount is exact at once, and a write whose WHERE matches nothing is not held (SQL:
+        zero rows, the transaction goes on)."""
+        rows = len(statements)
+        held = []
+        for row, (operation, body) in enumerate(statements):
+            with in_row(row, rows):
+                held.append(self._held(kind, operation, body))
+        tests = matches or [None] * rows
+        if rows == 1:
+            return [self._hold(kind, *held[0], tests[0])]  # checked: it fails before changing anything
+        tested = [
+            w
+            for (_, w), test in zip(held, tests, strict=True)
+            if test and w and w.identity not in self._writes
+        ]
+        for table in {w.table for w in tested}:
+            keys = [w.key for w in tested if w.table == table]
+            self._read_committed(table, keys, f"this {kind} tests, to count the rows it matches")
         saved = (list(self._pending), dict(self._writes), list(self._merged_away), self._executed)
         # a failed row leaves the buffer as it was; what was read of the committed items stays true
         counts = []
         try:
-            for row, (operation, body) in enumerate(statements):
-                with in_row(row, len(statements)):
-                    counts.append(self._buffer_one(kind, operation, body))
+            for row, ((body, write), test) in enumerate(zip(held, tests, strict=True)):
+                with in_row(row, rows):
+                    counts.append(self._hold(kind, body, write, test))
             return counts
         except Exception:
             self._pending, self._writes, self._merged_away, self._executed = saved
             raise
 
-    def _buffer_one(
-        self, kind: str, operation: str, body: dict[str, Any], matches: Callable[[dict], bool] | None = None
-    ) -> int:
+    def _held(
+        self, kind: str, operation: str, body: dict[str, Any]
+    ) -> tuple[dict[str, Any], writes.Write | None]:
+        """The request a write is held as, and its canonical form once checked (see _checked)."""
         if kind == "DELETE":
             operation = stmt.without_returning_old(operation)
             body = dict(body, Statement=operation)
@@ -213,7 +232,15 @@ class Connection:
             raise NotSupportedError(
                 "RETURNING cannot run inside a DynamoDB transaction: use isolation_level='AUTOCOMMIT' for this statement"
             )
-        write = self._checked(operation, body)
+        return body, self._checked(operation, body)
+
+    def _hold(
+        self,
+        kind: str,
+        body: dict[str, Any],
+        write: writes.Write | None,
+        matches: Callable[[dict], bool] | None = None,
+    ) -> int:
         row = self._executed
         earlier = self._writes.get(write.identity) if write is not None else None
         if matches is not None and write is not None and kind != "INSERT":
@@ -244,6 +271,8 @@ class Connection:
             merged, rowcount = writes.reinserted(earlier.action, write, committed), 1
         else:
             merged, rowcount = writes.merge(earlier.action, write, self.hide_parameters)
+        if merged is None and self._committed_item(write.table, write.key) is not None:
+            raise writes.stored_twice(write, self.hide_parameters)
         if merged is not None:  # e.g. an UPDATE that grows an inserted item past 400 KB
             check_write(merged, self.table_rules(merged.table), self.hide_parameters)
         position = next(i for i, pending in enumerate(self._pending) if pending is earlier)
@@ -311,6 +340,22 @@ class Connection:
             self._committed[known] = items[0] if items else None
         return self._committed[known]
 
+    def _read_committed(self, table: str, keys: list[tuple[tuple[str, dict], ...]], why: str) -> None:
+        """Read the items as committed under ``keys`` that this transaction has not read yet,
+        strongly consistently, with one BatchGetItem per 100 (``why``: for the log)."""
+        names = self.key_names(table)
+        unread = {}
+        for key in keys:
+            known = overlay.key_of(dict(key), names)
+            if (table, known) not in self._committed:
+                unread[known] = key
+        if not unread:
+            return
+        log.info("BatchGetItem of %d items %s", len(unread), why)
+        found = batch.read_items(self, table, [dict(key) for key in unread.values()])
+        self._committed.update(((table, k), None) for k in unread)
+        self._committed.update(((table, overlay.key_of(item, names)), item) for item in found)
+
     def written(self, table: str) -> dict[overlay.Key, overlay.Item | None] | None:
         """The items of ``table`` this transaction wrote, by key, as they will be once committed
         (None: deleted); None when it wrote none. The committed items that UPDATEs change are
@@ -324,17 +369,9 @@ class Connection:
                 "its reads, so a read of that table cannot see it: commit before reading, or write "
                 "with the canonical INSERT/UPDATE/DELETE forms the dialect emits"
             )
-        names = self.key_names(table)
-        keyed = {overlay.key_of(dict(w.key), names): w for w in held}
-        missing = [k for k, w in keyed.items() if w.kind == "UPDATE" and (table, k) not in self._committed]
-        if missing:
-            log.info(
-                "BatchGetItem of %d items this transaction updates, to show its reads their new values",
-                len(missing),
-            )
-            found = batch.read_items(self, table, [dict(keyed[k].key) for k in missing])
-            self._committed.update(((table, k), None) for k in missing)
-            self._committed.update(((table, overlay.key_of(item, names)), item) for item in found)
+        keyed = {overlay.key_of(dict(w.key), self.key_names(table)): w for w in held}
+        updated = [w.key for w in keyed.values() if w.kind == "UPDATE"]
+        self._read_committed(table, updated, "this transaction updates, to show its reads their new values")
         return {k: overlay.image(w, self._committed.get((table, k))) for k, w in keyed.items()}
 
     def _read(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -96,9 +96,10 @@ class Cursor:
         self.star_columns: tuple[tuple[str, ...], str] | None = None
         # SELECT *: the columns that come first, in this order (the table's declared ones)
         self.star_order: tuple[str, ...] = ()
-        # an UPDATE/DELETE's WHERE as a test of the item: in a transaction the item is read first,
-        # so the rowcount is exact and a write matching nothing is not held (Connection._buffer)
-        self.write_matches: Callable[[dict], bool] | None = None
+        # an UPDATE/DELETE's WHERE as a test of the item, one per row (of an executemany): in a
+        # transaction the item is read first, so the rowcount is exact and a write matching
+        # nothing is not held (Connection._buffer)
+        self.write_matches: Sequence[Callable[[dict], bool]] | None = None
         # a SELECT's WHERE as a test of an item: in a transaction, the items it wrote are tested
         # with it and laid over what DynamoDB returns (overlay.py)
         self.read_matches: Callable[[dict], bool] | None = None
@@ -161,6 +162,9 @@ class Cursor:
         self._reset()
         if _kind(operation) == "SELECT":
             names = projection(operation)
+            hidden = self.client_read.hidden if self.client_read is not None else self.hidden_columns
+            if names is not None and hidden:
+                names = names[:-hidden]
             if names is None and self.star_columns is not None:
                 names = self.star_columns[0]
             self._set_result(names or (), [])
@@ -196,7 +200,7 @@ class Cursor:
         if kind == "PUT":
             self.rowcount = batch.put(self.connection, bodies)
         elif not self.connection.autocommit:
-            counts = self.connection._buffer(kind, [(body["Statement"], body) for body in bodies])
+            counts = self.connection._buffer(kind, [(b["Statement"], b) for b in bodies], self.write_matches)
             self.rowcount = batch.total_rowcount(counts)
         else:
             checked = []

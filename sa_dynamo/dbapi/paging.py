@@ -3,6 +3,13 @@
 Rows are read lazily: one request per page, the next page only when the caller has consumed
 the previous one. DynamoDB's ``Limit`` counts items evaluated, not rows returned, so the
 number of rows is bounded by the cursor's ``max_rows`` on the client instead.
+
+A read ordered by its sort key descending is the exception where the server may page it
+wrongly: DynamoDB returns the pages from the largest key down, DynamoDB Local reads the key
+range upwards a page at a time and reverses each page (docs/partiql-findings.md). A connection
+judges its server by the first such read that spans pages, reading on until two items of
+different pages tell; where the pages come upwards, every page of such a read is read and the
+items sorted here, and ``paginate()`` cuts its pages from that sorted whole.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import statement as stmt
 from .errors import DataError, ProgrammingError
+from .ordering import sort_key
 from .values import collector_paused, deserialize, deserialize_wire
 from .wire import WIRE_ITEMS
 
@@ -33,6 +41,11 @@ def projection(operation: str) -> tuple[str, ...] | None:
 
 
 _covering = functools.lru_cache(maxsize=1024)(stmt.covering)
+_order_by = functools.lru_cache(maxsize=1024)(stmt.order_by)
+
+# A resume token of a page cut from a sorted whole: the rows of the pages before it follow the
+# prefix. No NextToken holds a ":" (DynamoDB's are base64).
+SORTED_PAGE = "sa_dynamo:sorted:"
 
 
 def _at(item: dict[str, Any], path: tuple[stmt.Step, ...]) -> Any:
@@ -115,6 +128,8 @@ class Pages:
         self.request: dict[str, Any] | None = None
         self.next_token: str | None = None
         self.wire = False  # whether the items last read are DynamoDB's JSON (values.WIRE_ITEMS)
+        self.descending: str | None = None  # the attribute of an ORDER BY ... DESC
+        self._last: dict[str, Any] | None = None  # the last item read, while the server is judged
 
     def prepare(
         self,
@@ -134,6 +149,8 @@ class Pages:
             body["Limit"] = int(page_size)
         if consistent_read:
             body["ConsistentRead"] = True
+        order = _order_by(operation)
+        self.descending = order[0] if order is not None and order[1] else None
         names = projection(operation)
         covered = _covering(operation)
         if covered is not None:  # paths DynamoDB refuses side by side: read from their attributes
@@ -155,10 +172,54 @@ class Pages:
             # be empty yet have a successor, so read on until one has items.
             while not items and self.next_token:
                 items = self.read(body)
-            names = keys_of(items, self.star_order)
-        self.names = names
+        if self.descending is not None and self.next_token:
+            items = self._descending(body, items)
+        self.names = keys_of(items, self.star_order) if names is None else names
         self.request = body if self.next_token else None
         return self.rows(items)
+
+    def _descending(self, body: dict[str, Any], items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The first items of a descending read that spans pages, in its order: read on until
+        the server is judged; from a server that pages upwards, every item, sorted."""
+        while self.connection.descending_pages is None and self.next_token:
+            items = items + self.read(body)
+        if self.connection.descending_pages is False:
+            items = self._sorted(items + self._rest(body))
+        return items
+
+    def _rest(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """The items of every page after ``next_token``, in as few requests as DynamoDB allows."""
+        body.pop("Limit", None)
+        items: list[dict[str, Any]] = []
+        while self.next_token:
+            items += self.read(body)
+        return items
+
+    def _sorted(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The items in the order of the read's ORDER BY ... DESC."""
+        return sorted(items, key=self._sort_key, reverse=True)
+
+    def _sort_key(self, item: dict[str, Any]) -> Any:
+        value = item.get(self.descending)
+        if value is None:
+            raise ProgrammingError(
+                f"ORDER BY {self.descending!r} DESC over several pages needs {self.descending!r} in the "
+                "select list: DynamoDB Local returns such pages out of order, and the driver puts them "
+                "in order by it"
+            )
+        return sort_key((deserialize_wire if self.wire else deserialize)(value))
+
+    def _judge(self, items: list[dict[str, Any]]) -> None:
+        """Judge the server by a page of a descending read (see the module's docstring): its
+        first item against the last item of the page before. Equal keys (an index's sort key
+        repeats) do not tell."""
+        if not items:
+            return
+        if self._last is not None:
+            first, last = self._sort_key(items[0]), self._sort_key(self._last)
+            if first != last:
+                self.connection.descending_pages = first < last
+        self._last = items[-1]
 
     def next_rows(self) -> list[tuple]:
         """The rows of the next page of ``request``."""
@@ -176,6 +237,14 @@ class Pages:
         self.next_token = start_token
         self.names = names or ()
         rows: list[tuple] = []
+        if size < 1:  # a LIMIT 0, or the end of a LIMIT: nothing to read
+            self.next_token = None
+            return rows
+        if self.descending is not None and (
+            (start_token or "").startswith(SORTED_PAGE)
+            or (start_token is None and self.connection.descending_pages is False)
+        ):
+            return self._sorted_page(body, size, start_token)
         while True:
             missing = size - len(rows)
             items = self.read(dict(body, Limit=min(missing, body.get("Limit", missing))))
@@ -183,7 +252,32 @@ class Pages:
                 self.names = keys_of(items, self.star_order)
             rows += self.rows(items)
             if len(rows) >= size or not self.next_token:
-                return rows
+                break
+        if self.descending is not None and start_token is None:  # the first page judges the server
+            resume = self.next_token
+            while self.connection.descending_pages is None and self.next_token:
+                self.read(dict(body, Limit=min(size, body.get("Limit", size))))
+            self.next_token = resume
+            if self.connection.descending_pages is False:
+                return self._sorted_page(body, size, None)
+        return rows
+
+    def _sorted_page(self, body: dict[str, Any], size: int, start_token: str | None) -> list[tuple]:
+        """One page of a descending read from a server that pages it upwards: every item read
+        and sorted, the page cut after the rows of the pages before it (``start_token``)."""
+        before = 0
+        if start_token is not None:
+            count = start_token.removeprefix(SORTED_PAGE)
+            if not count.isdigit():
+                raise ProgrammingError("start_token is not a resume token this driver wrote")
+            before = int(count)
+        self.next_token = None
+        items = self.read(body)
+        items = self._sorted(items + self._rest(body))
+        self.names = self.names or keys_of(items, self.star_order)
+        rows = self.rows(items)
+        self.next_token = f"{SORTED_PAGE}{before + size}" if before + size < len(rows) else None
+        return rows[before : before + size]
 
     def count(self, body: dict[str, Any], how: str, attribute: str) -> int:
         """COUNT: read every page. "rows" counts items; "values" counts items whose attribute is
@@ -205,7 +299,7 @@ class Pages:
         while True:
             items += self.read(body, wire=False)
             if not self.next_token:
-                return items
+                return items if self.descending is None else self._sorted(items)
 
     def returned(self, items: list[dict[str, Any]]) -> list[tuple]:
         """The rows of a write's RETURNING items: every attribute any of them has."""
@@ -223,6 +317,8 @@ class Pages:
         self.pages += 1
         self.wire = WIRE_ITEMS in response
         items = response.get("Items", [])
+        if self.descending is not None and self.connection.descending_pages is None:
+            self._judge(items)
         self.next_token = response.get("NextToken")
         self.items_read += len(items)
         self.capacity += response.get("ConsumedCapacity", {}).get("CapacityUnits", 0.0)

@@ -276,6 +276,17 @@ def reinserted(deleted: Write, inserted: Write, committed: dict[str, Any] | None
     return Write("UPDATE", inserted.table, inserted.key, values, removes, deleted.conditions)
 
 
+def stored_twice(deleted: Write, hidden: bool = False) -> IntegrityError:
+    """The error of a DELETE that would cancel an INSERT of an item already stored: SQL fails
+    that INSERT, and a DELETE after it cannot make it succeed."""
+    return IntegrityError(
+        f"duplicate key {deleted.key_text(hidden)} in table {deleted.table!r}: this transaction "
+        "inserted an item that is already stored, so its INSERT fails at commit and this DELETE "
+        "cannot undo that. Delete the stored item before inserting it anew (with the ORM: flush "
+        "the removal before adding the new object), or update it instead"
+    )
+
+
 def merge(earlier: Write, later: Write, hidden: bool = False) -> tuple[Write | None, int]:
     """The single write that has the effect of ``earlier`` then ``later`` on one item, and
     ``later``'s rowcount (-1 when only the commit can tell)."""
@@ -291,7 +302,7 @@ def merge(earlier: Write, later: Write, hidden: bool = False) -> tuple[Write | N
         return earlier, 0
     if later.kind == "DELETE":
         if earlier.kind == "INSERT":
-            return None, 1  # inserted and deleted: nothing to send
+            return None, 1  # inserted and deleted: nothing to send (unless it was stored: stored_twice)
         return replace(later, conditions=earlier.conditions + conditions), 1
     values = {**earlier.values, **later.values}
     if earlier.kind == "INSERT":

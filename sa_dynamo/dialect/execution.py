@@ -310,14 +310,15 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                 "replicates GSIs asynchronously): read from the table or a local index instead"
             )
         cursor.count_only = compiled.dynamodb_count_only
-        if compiled.dynamodb_predicate is not None and not self.executemany:
+        if compiled.dynamodb_predicate is not None:
             if not (compiled.isupdate or compiled.isdelete):
                 # In a transaction the items it wrote are tested and laid over what is read.
                 cursor.read_matches = self._item_test(compiled)
             elif not unit_of_work_flush(options):
-                # In a transaction the item is read and tested first: the rowcount is exact at once.
-                # The ORM's own flush of loaded objects keeps one call per commit and no read.
-                cursor.write_matches = self._item_test(compiled)
+                # In a transaction each row's item is read and tested first: the rowcount is exact
+                # at once. The ORM's own flush of loaded objects keeps one call per commit and no read.
+                rows = range(len(self.compiled_parameters))
+                cursor.write_matches = [self._item_test(compiled, row) for row in rows]
         cursor.count = compiled.dynamodb_count
         cursor.hidden_columns = compiled.dynamodb_hidden_columns
         cursor.star_columns = compiled.dynamodb_star_columns
@@ -325,10 +326,6 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         cursor.star_order = self.dialect.star_order(star) if star is not None else ()
         if compiled.dynamodb_key_names is not None:
             cursor.connection.set_key_names(*compiled.dynamodb_key_names)
-        page = options.get(PAGE)
-        if page is not None:
-            cursor.page_rows = page.size
-            cursor.start_token = page.start(self.statement, self.parameters, cursor)
         discriminator = options.get(DISCRIMINATOR)
         if discriminator is not None:
             policy = options.get("dynamodb_unknown_type", "skip")
@@ -338,19 +335,25 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                 )
             attribute, known, base = discriminator
             cursor.discriminator = Discriminator(attribute, known, policy, base)
+        limit = None
         if compiled.dynamodb_limit_bind is not None:
-            cursor.max_rows = int(self.compiled_parameters[0][compiled.dynamodb_limit_bind])
+            cursor.max_rows = limit = int(self.compiled_parameters[0][compiled.dynamodb_limit_bind])
+        page = options.get(PAGE)
+        if page is not None:
+            cursor.start_token = page.start(self.statement, self.parameters, limit, cursor)
+            cursor.page_rows = page.rows
 
-    def _item_test(self, compiled: Any) -> Callable[[dict], bool]:
-        """The statement's WHERE as a test of one item; the parameters' values are worked out
-        when it is first used (most reads have no transaction's writes to test)."""
+    def _item_test(self, compiled: Any, row: int = 0) -> Callable[[dict], bool]:
+        """The statement's WHERE (with the parameters of ``row``, for an executemany) as a test of
+        one item; the parameters' values are worked out when it is first used (most reads have
+        no transaction's writes to test)."""
         predicate = compiled.dynamodb_predicate
         values: Values | None = None
 
         def matches(item: dict) -> bool:
             nonlocal values
             if values is None:
-                values = values_of(compiled, self.compiled_parameters[0], expanded_parameters(self))
+                values = values_of(compiled, self.compiled_parameters[row], expanded_parameters(self))
             return predicate(item, values)
 
         return matches

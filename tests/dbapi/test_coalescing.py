@@ -91,6 +91,21 @@ def test_insert_then_delete_sends_nothing(tx_conn, tx, table, actions):
     assert table.keys(tx) == []
 
 
+def test_an_insert_of_a_stored_key_fails_though_a_delete_follows(tx_conn, tx, cur, table, actions):
+    """SQL refuses the INSERT of a stored key; the DELETE after it cannot make it succeed, so it
+    fails at once and the commit that would hold the INSERT fails too: nothing is written."""
+    table.insert(cur, {"pk": "a", "sk": "1", "v": "stored"})
+    table.insert(tx, {"pk": "a", "sk": "1", "v": "new"})
+    with pytest.raises(
+        dbapi.IntegrityError, match=r"duplicate key \{'pk': 'a', 'sk': '1'\} in table .* already stored"
+    ):
+        delete(tx, table)
+    assert tx_conn.pending == 1
+    with pytest.raises(dbapi.IntegrityError, match="Duplicate primary key"):
+        tx_conn.commit()
+    assert table.item(cur, "a", "1") == {"pk": "a", "sk": "1", "v": "stored"}
+
+
 def test_update_then_delete_becomes_one_conditional_delete(tx_conn, tx, table, actions):
     table.insert(tx, {"pk": "a", "sk": "1", "v": 1})
     tx_conn.commit()

@@ -82,6 +82,55 @@ def test_max_rows_stops_reading(
     assert cur.pages == (1 if page_size is None else 2)
 
 
+def descending(table: Table, columns: str = '"pk", "sk", "n"') -> str:
+    return f'SELECT {columns} FROM {table.ref} WHERE "pk" = ? ORDER BY "sk" DESC'
+
+
+def test_a_descending_read_over_several_pages_comes_in_order(
+    conn: dbapi.Connection, table: Table, partition: PartitionRows
+) -> None:
+    """DynamoDB Local returns the pages of ORDER BY ... DESC upwards, each page reversed: the
+    connection's first such read judges its server by two pages, then its reads are sorted."""
+    expected = [("p", sk, n) for sk, n in reversed(partition)]
+    for page_size, max_rows in [(2, None), (3, None), (2, 3)]:
+        cur = conn.cursor()
+        cur.page_size, cur.max_rows = page_size, max_rows
+        cur.execute(descending(table), ["p"])
+        assert cur.fetchall() == expected[:max_rows]
+    assert conn.descending_pages is False
+
+
+def test_pages_of_rows_of_a_descending_read_come_in_order(
+    conn: dbapi.Connection, table: Table, partition: PartitionRows
+) -> None:
+    """One page of rows at a time (paginate()), resumed by the token of the page before."""
+    pages, token = [], None
+    while not pages or token is not None:
+        cur = conn.cursor()
+        cur.page_rows, cur.start_token = 3, token
+        cur.execute(descending(table), ["p"])
+        pages.append(cur.fetchall())
+        token = cur.resume_token
+    assert pages == [[("p", sk, n) for sk, n in reversed(partition)][i : i + 3] for i in (0, 3, 6)]
+    cur = conn.cursor()
+    cur.page_rows, cur.start_token = 3, "sa_dynamo:sorted:x"
+    with pytest.raises(dbapi.ProgrammingError, match="not a resume token this driver wrote") as refused:
+        cur.execute(descending(table), ["p"])
+    assert cur.start_token not in str(refused.value)
+
+
+def test_a_descending_read_over_several_pages_needs_its_sort_key(
+    conn: dbapi.Connection, table: Table, partition: PartitionRows
+) -> None:
+    cur = conn.cursor()
+    cur.page_size = 2
+    with pytest.raises(dbapi.ProgrammingError, match="needs 'sk' in the select list"):
+        cur.execute(descending(table, '"pk", "n"'), ["p"])
+    cur.page_size = None  # one page: in order on any server
+    cur.execute(descending(table, '"pk", "n"'), ["p"])
+    assert [n for _, n in cur.fetchall()] == [n for _, n in reversed(partition)]
+
+
 def test_rowcount_of_a_select_is_known_once_the_rows_are_read(
     cur: dbapi.Cursor, table: Table, partition: PartitionRows
 ) -> None:

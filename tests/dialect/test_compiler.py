@@ -631,13 +631,41 @@ def test_condition_refusals(condition, message):
     assert message in str(raised.value)
 
 
-def test_descending_order_projects_the_partition_key_without_returning_it():
-    """DynamoDB Local fails ORDER BY ... DESC unless the partition key is in the projection."""
-    compiled = (
-        select(items.c.sk).where(items.c.pk == "A").order_by(items.c.sk.desc()).compile(dialect=dialect)
-    )
-    assert str(compiled) == 'SELECT "sk", "pk" FROM "items" WHERE "pk" = ? ORDER BY "sk" DESC'
-    assert compiled.dynamodb_hidden_columns == 1
+@pytest.mark.parametrize(
+    ("query", "expected", "hidden"),
+    [
+        (
+            select(items.c.sk).where(items.c.pk == "A").order_by(items.c.sk.desc()),
+            'SELECT "sk", "pk" FROM "items" WHERE "pk" = ? ORDER BY "sk" DESC',
+            1,
+        ),
+        (
+            select(items.c.name).where(items.c.pk == "A").order_by(items.c.sk.desc()),
+            'SELECT "name", "pk", "sk" FROM "items" WHERE "pk" = ? ORDER BY "sk" DESC',
+            2,
+        ),
+        (
+            select(items.c.sk, items.c.pk).where(items.c.pk == "A").order_by(items.c.sk.desc()),
+            'SELECT "sk", "pk" FROM "items" WHERE "pk" = ? ORDER BY "sk" DESC',
+            0,
+        ),
+        (
+            select(indexed.c.pk)
+            .where(indexed.c.gsi1pk == "P", indexed.c.gsi1sk > "2024")
+            .order_by(indexed.c.gsi1sk.desc()),
+            'SELECT "pk", "gsi1pk", "gsi1sk" FROM "indexed"."gsi1" WHERE "gsi1pk" = ? AND "gsi1sk" > ? '
+            'ORDER BY "gsi1sk" DESC',
+            2,
+        ),
+    ],
+)
+def test_descending_order_projects_the_keys_read_without_returning_them(query, expected, hidden):
+    """DynamoDB Local fails ORDER BY ... DESC unless the partition key of the table or index read
+    is in the projection, and returns the pages of a longer read upwards: the driver sorts them
+    by the sort key."""
+    compiled = query.compile(dialect=dialect)
+    assert str(compiled) == expected
+    assert compiled.dynamodb_hidden_columns == hidden
 
 
 def test_operator_limit_matches_dynamodb_count():

@@ -1,9 +1,12 @@
-"""Reading in rows, not in DynamoDB's items evaluated: LIMIT, first(), COUNT, paginate()."""
+"""Reading in rows, not in DynamoDB's items evaluated: LIMIT, first(), COUNT, paginate(), and
+ORDER BY ... DESC over a partition of many pages (DynamoDB Local pages it upwards)."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
-from sqlalchemy import Column, Index, Integer, MetaData, String, Table, func, or_, select
+from sqlalchemy import Column, Index, Integer, MetaData, String, Table, create_engine, func, or_, select
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import DeclarativeBase, Session
 
@@ -42,6 +45,17 @@ def loaded(engine):
         conn.execute(events.insert(), ROWS)
     yield
     metadata.drop_all(engine)
+
+
+@pytest.fixture(scope="module")
+def sqlite():
+    """The judge: SQLite holding the same rows."""
+    judge = create_engine("sqlite://")
+    metadata.create_all(judge)
+    with judge.begin() as conn:
+        conn.execute(events.insert(), ROWS)
+    yield judge
+    judge.dispose()
 
 
 @pytest.fixture
@@ -122,6 +136,19 @@ def test_paginate_orm_objects(engine):
         pages = pages_of(session, query, 4)
     assert [[e.sk for e in page] for page in pages] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9], []][: len(pages)]
     assert all(isinstance(e, Event) for page in pages for e in page)
+
+
+@pytest.mark.parametrize("limit", [0, 1, 4, 11, 60, 70])
+@pytest.mark.parametrize("page_size", [1, 3, 7])
+def test_a_limit_bounds_the_rows_of_all_pages_together(engine, sqlite, limit, page_size):
+    query = select(events.c.sk).where(events.c.pk == "A", events.c.kind == "even").limit(limit)
+    with sqlite.connect() as conn:
+        expected = conn.scalars(query.order_by(events.c.sk)).all()
+    pages = [[row.sk for row in page] for page in pages_of(engine, query, page_size)]
+    assert [sk for page in pages for sk in page] == expected
+    assert all(len(page) <= page_size for page in pages)
+    if limit <= len(expected):  # the LIMIT ends the result: no page after it, none for LIMIT 0
+        assert len(pages) == max(1, math.ceil(limit / page_size))
 
 
 def test_page_tokens_are_bound_and_signed(engine):
@@ -221,3 +248,90 @@ def test_an_or_of_partition_keys_is_a_query_that_reads_each_partition_once(engin
         )
         assert sorted(conn.execute(filtered).all()) == expected
         assert ("B", 1) in expected
+
+
+@pytest.fixture
+def unjudged(engine):
+    """An engine whose connection has not yet read a descending order over several pages, so
+    it does not know how its server pages one."""
+    fresh = create_engine(engine.url)
+    yield fresh
+    fresh.dispose()
+
+
+DESCENDING = {
+    "partition": select(events.c.sk).where(events.c.pk == "A").order_by(events.c.sk.desc()),
+    "filtered": select(events.c.n)
+    .where(events.c.pk == "A", events.c.kind == "odd", events.c.sk < 50)
+    .order_by(events.c.sk.desc()),
+    "index": select(events.c.sk, events.c.kind).where(events.c.g == "G").order_by(events.c.sk.desc()),
+}
+
+
+@pytest.mark.parametrize("query", DESCENDING.values(), ids=DESCENDING.keys())
+@pytest.mark.parametrize("limit", [None, 1, 5])
+@pytest.mark.parametrize("page_size", [None, 1, 7])
+def test_descending_order_over_many_pages_gives_sqlites_rows(unjudged, sqlite, query, limit, page_size):
+    """The first read of a connection judges how its server pages a descending read (DynamoDB
+    Local: upwards), the second is read knowing it: both give SQLite's rows."""
+    query = query.limit(limit)
+    with sqlite.connect() as conn:
+        expected = conn.execute(query).all()
+    with unjudged.connect().execution_options(dynamodb_page_size=page_size) as conn:
+        assert conn.execute(query).all() == expected
+        assert conn.execute(query).all() == expected
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        select(events.c.n).where(events.c.pk == "A", events.c.sk.between(9, 1)).order_by(events.c.sk.desc()),
+        select(events.c.kind).where(events.c.pk == "A", events.c.sk.between(9, 1)).order_by(events.c.n),
+    ],
+    ids=["descending", "sorted-here"],
+)
+def test_a_read_known_to_be_empty_has_only_the_selected_columns(engine, sqlite, query):
+    """Nothing is sent; the keys read to order by are not columns of the result."""
+    with sqlite.connect() as conn:
+        expected = conn.execute(query)
+        expected = (list(expected.keys()), expected.all())
+    with engine.connect().execution_options(dynamodb_client_sort=100) as conn:
+        result = conn.execute(query)
+        assert (list(result.keys()), result.all()) == expected
+
+
+def test_paginate_of_a_descending_order_gives_sqlites_rows_in_exact_pages(unjudged, sqlite):
+    query = DESCENDING["partition"]
+    with sqlite.connect() as conn:
+        expected = conn.scalars(query).all()
+        limited = conn.scalars(query.limit(10)).all()
+    for _judged_on_the_first_page in (False, True):  # one connection: judging its server, knowing it
+        pages = [[row.sk for row in page] for page in pages_of(unjudged, query, 7)]
+        assert [sk for page in pages for sk in page] == expected
+        assert [len(page) for page in pages] == [7] * 8 + [4]
+        assert [[row.sk for row in page] for page in pages_of(unjudged, query.limit(10), 7)] == [
+            limited[:7],
+            limited[7:],
+        ]
+
+
+def test_a_descending_read_in_a_transaction_that_wrote_elsewhere_is_in_order(engine, sqlite):
+    """The transaction's writes are laid over every page of the read; none of them is in it."""
+    query = DESCENDING["filtered"].limit(4)
+    with sqlite.connect() as conn:
+        expected = conn.execute(query).all()
+    with engine.connect().execution_options(dynamodb_page_size=3) as conn:
+        conn.execute(events.insert().values(pk="elsewhere", sk=1))
+        assert conn.execute(query).all() == expected
+        conn.rollback()
+
+
+def test_descending_order_over_pages_of_a_megabyte(engine, unjudged):
+    """Without a page size DynamoDB ends a page at 1 MB: a partition of 2 MB is two pages."""
+    pad = "x" * 300_000
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.execute(events.insert(), [{"pk": "MB", "sk": i, "kind": pad} for i in range(7)])
+    query = select(events.c.sk).where(events.c.pk == "MB").order_by(events.c.sk.desc())
+    with unjudged.connect() as conn:
+        assert conn.scalars(query.limit(3)).all() == [6, 5, 4]
+        assert conn.scalars(query).all() == [6, 5, 4, 3, 2, 1, 0]

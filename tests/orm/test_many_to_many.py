@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 from sqlalchemy import Index, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.associationproxy import association_proxy
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship, selectinload
 
@@ -52,6 +53,7 @@ def make_groups(table: str) -> SimpleNamespace:
 
     class Membership(Entity):
         __key_templates__ = {"pk": "USER#{user_id}", "sk": "GROUP#{group_id}"}
+        role: Mapped[str | None]
         user: Mapped[User] = relationship(
             primaryjoin="remote(User.user_id) == foreign(Membership.user_id)", back_populates="memberships"
         )
@@ -112,13 +114,24 @@ def stored(raw, models) -> list[tuple[str, str]]:
     return sorted((i["pk"]["S"], i["sk"]["S"]) for i in items if i["$type"]["S"] == "Membership")
 
 
+def roles(raw, models) -> dict[tuple[str, str], str | None]:
+    """The role of each of ann's stored memberships."""
+    items = raw.query(
+        TableName=models.Membership.__tablename__,
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :group)",
+        ExpressionAttributeValues={":pk": {"S": "USER#1"}, ":group": {"S": "GROUP#"}},
+        ConsistentRead=True,
+    )["Items"]
+    return {(i["pk"]["S"], i["sk"]["S"]): i.get("role", {}).get("S") for i in items}
+
+
 def test_a_users_groups_load_with_one_query_on_the_users_partition(models, session, sent):
     ann = user(session, models, "1")
     sent.clear()
     assert [m.group_id for m in ann.memberships] == ["admins", "devs"]
     table = models.Membership.__tablename__
     assert sent == [
-        f'SELECT "pk", "sk", "$type", "user_id", "group_id" FROM "{table}" WHERE "pk" = ? '
+        f'SELECT "pk", "sk", "$type", "user_id", "group_id", "role" FROM "{table}" WHERE "pk" = ? '
         'AND begins_with("sk", ?) AND ("user_id" = ? AND "$type" IN [?])'
     ]
     assert sorted(g.title for g in ann.groups) == ["admins", "devs"]
@@ -130,7 +143,7 @@ def test_a_groups_members_load_with_one_query_on_the_inverted_index(models, sess
     assert sorted(m.user_id for m in devs.memberships) == ["1", "2"]
     table = models.Membership.__tablename__
     assert sent == [
-        f'SELECT "pk", "sk", "$type", "user_id", "group_id" FROM "{table}"."inverted" WHERE "sk" = ? '
+        f'SELECT "pk", "sk", "$type", "user_id", "group_id", "role" FROM "{table}"."inverted" WHERE "sk" = ? '
         'AND begins_with("pk", ?) AND ("group_id" = ? AND "$type" IN [?])'
     ]
     assert sorted(u.name for u in devs.members) == ["ann", "bob"]
@@ -193,6 +206,30 @@ def test_removing_from_either_side_deletes_the_membership_item(models, session, 
     session.expire_all()
     assert [g.title for g in ann.groups] == ["devs"]
     assert [u.name for u in devs.members] == ["ann"]
+
+
+def test_replacing_a_membership_by_a_new_object_of_the_same_key_is_refused_as_in_sql(models, session, raw):
+    """The new object's key comes from its templates at flush, so the unit of work does not see
+    that it replaces the removed one: it inserts the new item, then deletes the old. SQLite
+    (the same models and code) fails that INSERT with IntegrityError in the flush and keeps
+    the old row; so does DynamoDB, at the DELETE, and nothing is written. Flushing the removal
+    first deletes, then inserts: the new item replaces the old."""
+    ann, admins = user(session, models, "1"), group(session, models, "admins")
+    old = next(m for m in ann.memberships if m.group_id == "admins")
+    old.role = "old"
+    session.commit()
+    ann.memberships.remove(old)
+    ann.memberships.append(models.Membership(group=admins, role="new"))
+    with pytest.raises(IntegrityError, match="already stored"):
+        session.flush()
+    session.rollback()
+    assert roles(raw, models) == {("USER#1", "GROUP#admins"): "old", ("USER#1", "GROUP#devs"): None}
+
+    ann.memberships.remove(next(m for m in ann.memberships if m.group_id == "admins"))
+    session.flush()
+    ann.memberships.append(models.Membership(group=admins, role="new"))
+    session.commit()
+    assert roles(raw, models) == {("USER#1", "GROUP#admins"): "new", ("USER#1", "GROUP#devs"): None}
 
 
 def test_a_flushed_membership_is_seen_by_the_other_side_before_commit(models, session, raw):

@@ -5,11 +5,13 @@ concurrent change before the commit is a StaleDataError and nothing is written."
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from sqlalchemy import delete, select, update
+from sqlalchemy import bindparam, create_engine, delete, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
-from support.sent import bodies_sent
+from support.sent import bodies_sent, requests_sent
 from support.staff import Employee, Manager, staff_table
 
 
@@ -58,6 +60,38 @@ def test_updates_and_deletes_count_at_execute(engine, staff):
         assert session.execute(filtered).rowcount == 0
         session.commit()
     assert names(engine) == {2: "Bo"}
+
+
+def executemany_in_a_transaction(engine) -> tuple[int, int, dict[int, str]]:
+    """An executemany UPDATE and DELETE in one transaction, some of their rows matching nothing:
+    their rowcounts and the names stored afterwards. The DELETE tests a name the UPDATE wrote."""
+    table = Employee.__table__
+    with staff_table(engine):
+        with engine.begin() as conn:
+            renamed = conn.execute(
+                update(table).where(table.c.id == bindparam("key")).values(name=bindparam("new")),
+                [{"key": 1, "new": "A"}, {"key": 9, "new": "X"}],
+            ).rowcount
+            deleted = conn.execute(
+                delete(table).where(table.c.id == bindparam("key"), table.c.name == bindparam("was")),
+                [{"key": 2, "was": "Bob"}, {"key": 1, "was": "Ann"}, {"key": 7, "was": "Ann"}],
+            ).rowcount
+        return renamed, deleted, names(engine)
+
+
+def test_an_executemany_counts_its_matching_rows_and_the_rest_commits(engine):
+    assert executemany_in_a_transaction(create_engine("sqlite://")) == (1, 1, {1: "A"})
+    assert executemany_in_a_transaction(engine) == (1, 1, {1: "A"})
+
+
+def test_an_executemany_reads_the_items_it_tests_in_one_batch(engine, staff):
+    table = Employee.__table__
+    with engine.connect() as conn, requests_sent(conn.connection.dbapi_connection.client) as sent:
+        where = table.c.id == bindparam("key")
+        conn.execute(update(table).where(where).values(name="x"), [{"key": k} for k in (1, 2, 9)])
+        conn.commit()
+    assert [operation for operation, _ in sent] == ["BatchGetItem", "ExecuteTransaction"]
+    assert len(json.loads(sent[1][1])["TransactStatements"]) == 2  # item 9 matched nothing
 
 
 def test_each_count_is_one_consistent_read_and_the_commit_one_call(engine, staff, requests):

@@ -173,12 +173,15 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
                     keys, index is None, terms, key_list, pairs, inner_columns, reason
                 )
         self._ordered = bool(order_by)
-        hash_key = self.preparer.quote(key_schema(table).hash_key.name)
-        if order_by.endswith(" DESC") and not {hash_key, "*"} & set(inner_columns):
-            # DynamoDB Local fails ORDER BY ... DESC unless the partition key is projected; it
-            # is read but not returned (partiql-reference.md §5).
-            inner_columns = [*inner_columns, hash_key]
-            self.dynamodb_hidden_columns = 1
+        if order_by.endswith(" DESC") and "*" not in inner_columns:
+            # DynamoDB Local fails ORDER BY ... DESC unless the partition key of the table or
+            # index read is projected (partiql-reference.md §5, docs/partiql-findings.md), and
+            # returns the pages of a longer read upwards: the driver puts them in order by the
+            # sort key. Both are read but not returned.
+            needed = (keys.hash_key.name, keys.range_key.name)
+            hidden = [c for c in dict.fromkeys(map(self.preparer.quote, needed)) if c not in inner_columns]
+            inner_columns = [*inner_columns, *hidden]
+            self.dynamodb_hidden_columns = len(hidden)
         text += ", ".join(inner_columns) + " FROM " + source
         table_hash = key_schema(table).hash_key if self.dynamodb_global_index else None
         if criteria:
