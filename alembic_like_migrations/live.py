@@ -23,7 +23,7 @@ def client(connection: Connection) -> Any:
 
 def describe(connection: Connection, table: str) -> dict[str, Any] | None:
     """DescribeTable's Table, or None when there is no such table."""
-    return control_plane.describe_table(connection.connection.dbapi_connection, table)
+    return control_plane.describe_table(connection.connection.dbapi_connection.transport, table)
 
 
 def attribute_types(described: dict[str, Any]) -> dict[str, str]:
@@ -50,4 +50,4 @@ def key_table(described: dict[str, Any]) -> Table:
 
 def ttl_attribute(connection: Connection, table: str) -> str | None:
     """The attribute Time to Live reads on ``table``, or None when TTL is off (or turning off)."""
-    return control_plane.time_to_live_attribute(connection.connection.dbapi_connection, table)
+    return control_plane.time_to_live_attribute(connection.connection.dbapi_connection.transport, table)

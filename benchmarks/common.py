@@ -18,7 +18,7 @@ import boto3
 from sqlalchemy import create_engine
 from sqlalchemy.dialects import registry
 
-from sa_dynamo.dbapi import LOCAL_CREDENTIALS
+from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 
 from .floor import Floor
 

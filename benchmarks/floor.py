@@ -14,7 +14,7 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from sa_dynamo.dbapi import LOCAL_CREDENTIALS
+from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 
 NAME = "raw HTTP floor"
 TARGET_PREFIX = "DynamoDB_20120810."

@@ -41,7 +41,7 @@ def pynamodb_model(table: str, endpoint_url: str) -> type | None:
     except ImportError:
         return None
 
-    from sa_dynamo.dbapi import LOCAL_CREDENTIALS
+    from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 
     class Meta:
         table_name = table
@@ -70,7 +70,7 @@ def pydynamodb_connection(endpoint_url: str) -> Any | None:
         import pydynamodb
     except ImportError:
         return None
-    from sa_dynamo.dbapi import LOCAL_CREDENTIALS
+    from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 
     return pydynamodb.connect(region_name="us-east-1", endpoint_url=endpoint_url, **LOCAL_CREDENTIALS)
 

@@ -22,6 +22,7 @@ from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
 from sa_dynamo import dbapi
+from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 
 from . import common
 from .models import orm_model
@@ -73,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sort", default="tottime", help="pstats order: tottime, cumulative")
     args = parser.parse_args(argv)
     raw = answered(
-        boto3.client("dynamodb", endpoint_url=ENDPOINT, region_name=common.REGION, **dbapi.LOCAL_CREDENTIALS)
+        boto3.client("dynamodb", endpoint_url=ENDPOINT, region_name=common.REGION, **LOCAL_CREDENTIALS)
     )
     engine = create_engine(
         f"{common.DIALECT}://",

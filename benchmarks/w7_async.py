@@ -22,7 +22,7 @@ from sqlalchemy.dialects import registry
 from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
 from sqlalchemy.orm import Session
 
-from sa_dynamo.dbapi import LOCAL_CREDENTIALS
+from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 
 from .common import DIALECT, REGION, Env, engine_client, optional
 from .models import items, orm_model

@@ -114,7 +114,7 @@ def _dbapi_connection(bind: Engine | Connection) -> Iterator[dbapi.Connection]:
 
 def _describe_table(connection: dbapi.Connection, name: str) -> dict[str, Any] | None:
     try:
-        return control_plane.describe_table(connection, name)
+        return control_plane.describe_table(connection.transport, name)
     except dbapi.Error as exc:
         call = render_call("DescribeTable", {"TableName": name})
         raise sa_exc.DBAPIError.instance(call, None, exc, dbapi.Error) from exc

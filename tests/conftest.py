@@ -13,7 +13,7 @@ from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine, 
 from support.aio import driver, pytest_pyfunc_call, pytest_runtest_protocol  # noqa: F401  (support/aio.py)
 
 from sa_dynamo import local_server
-from sa_dynamo.dbapi import LOCAL_CREDENTIALS
+from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 
 # CI replays the same examples every run (a landing must not depend on luck); elsewhere
 # hypothesis keeps exploring new ones.

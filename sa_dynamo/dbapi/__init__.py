@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import datetime
-import ipaddress
-import socket
 import time
-from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlparse
 
 from .connection import Connection
 from .cursor import Cursor
@@ -23,8 +19,10 @@ from .errors import (
     OperationalError,
     ProgrammingError,
     Warning,
-    translate,
 )
+from .transport import botocore as botocore_transport
+from .transport.botocore import BotocoreTransport
+from .transport.endpoint import listening_check
 
 apilevel = "2.0"
 threadsafety = 1
@@ -93,78 +91,6 @@ BINARY = _TypeCode("B")
 DATETIME = _TypeCode("S")
 ROWID = _TypeCode("S,N,B")
 
-# DynamoDB Local accepts any key made of letters and digits only.
-LOCAL_CREDENTIALS = {"aws_access_key_id": "sadynamolocal", "aws_secret_access_key": "sadynamolocal"}
-
-
-def is_loopback(endpoint_url: str | None) -> bool:
-    """True for an endpoint on this machine (DynamoDB Local), where any credentials are accepted."""
-    if not endpoint_url:
-        return False
-    host = urlparse(endpoint_url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def listening_check(endpoint_url: str | None) -> Callable[[], None] | None:
-    """What a connection runs before its first request to a loopback endpoint: fail at once when
-    nothing listens there, since botocore would retry the refused connection for half a minute
-    before saying so. Connecting itself sends nothing (``sa-dynamo explain --models`` needs no
-    server at all)."""
-    if not is_loopback(endpoint_url):
-        return None
-    return lambda: _check_listening(endpoint_url)
-
-
-def _check_listening(endpoint_url: str) -> None:
-    address = urlparse(endpoint_url)
-    port = address.port or (443 if address.scheme == "https" else 80)
-    try:
-        socket.create_connection((address.hostname, port), timeout=2).close()
-    except ConnectionRefusedError:
-        raise OperationalError(
-            f"nothing is listening on {address.hostname}:{port}: start DynamoDB Local there "
-            f"(sa-dynamo local start --port {port}), or use dynamodb+local:// for an embedded one"
-        ) from None
-    except OSError:  # a firewall or a slow start: botocore's retries and message apply
-        pass
-
-
-def loopback_defaults(
-    endpoint_url: str | None,
-    region_name: str | None,
-    credentials: dict[str, Any],
-    configured_credentials: Callable[[], Any],
-) -> tuple[str | None, dict[str, Any]]:
-    """The region and credentials a client gets: on a loopback endpoint (DynamoDB Local), a
-    region and placeholder credentials when none are given or configured
-    (``configured_credentials``: the credential chain's, None when it finds none)."""
-    if is_loopback(endpoint_url):
-        region_name = region_name or "us-east-1"
-        if not credentials and configured_credentials() is None:
-            credentials = dict(LOCAL_CREDENTIALS)
-    return region_name, credentials
-
-
-def lean_client_config(session: Any) -> dict[str, Any]:
-    """botocore options that spare every request work (a user's ``client_config`` overrides
-    them): no parameter validation, since the driver builds every request itself from values it
-    has checked (values.py, validate.py), the bytes sent are the same, and DynamoDB still refuses
-    what is wrong; and a User-Agent built once, not again for every request."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        ours = f" sa-dynamo/{version('sa-dynamo')}"
-    except PackageNotFoundError:  # run from a source tree without being installed
-        ours = ""
-    # botocore appends the session's user_agent_extra to this itself
-    base = session.user_agent().removesuffix(f" {session.user_agent_extra}")
-    return {"parameter_validation": False, "user_agent": f"{base}{ours}"}
-
 
 def connect(
     endpoint_url: str | None = None,
@@ -178,33 +104,14 @@ def connect(
 ) -> Connection:
     """Open a connection. Credentials come from the AWS default chain unless given; a loopback
     endpoint (DynamoDB Local) gets placeholder credentials and region when none are configured.
+    ``client``: a boto3 DynamoDB client of your own, used as it is.
     ``hide_parameters``: keep parameter values out of every message the driver writes."""
-    if client is None:
-        import boto3
-        import botocore.session
-        from botocore.config import Config
-
-        core = botocore.session.get_session()
-        session = boto3.session.Session(botocore_session=core, profile_name=profile_name or None)
-        region_name, credentials = loopback_defaults(
-            endpoint_url, region_name or session.region_name, credentials, session.get_credentials
-        )
-        options = {**lean_client_config(core), **(client_config or {})}
-        try:
-            client = session.client(
-                "dynamodb",
-                endpoint_url=endpoint_url,
-                region_name=region_name,
-                config=Config(**options),
-                **credentials,
-            )
-        except Exception as exc:  # e.g. NoRegionError: a PEP 249 error that says what to configure
-            raise translate(exc) from None
-        return Connection(
-            client,
-            autocommit=autocommit,
-            hide_parameters=hide_parameters,
-            encode_bodies=not options["parameter_validation"],
-            first_request=listening_check(endpoint_url),
-        )
-    return Connection(client, autocommit=autocommit, hide_parameters=hide_parameters)
+    if client is not None:
+        return Connection(BotocoreTransport(client), autocommit=autocommit, hide_parameters=hide_parameters)
+    made, validating = botocore_transport.client(
+        endpoint_url, region_name, profile_name, client_config, credentials
+    )
+    transport = BotocoreTransport(
+        made, encode_bodies=not validating, first_request=listening_check(endpoint_url), owns_client=True
+    )
+    return Connection(transport, autocommit=autocommit, hide_parameters=hide_parameters)

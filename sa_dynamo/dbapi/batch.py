@@ -22,7 +22,6 @@ from .errors import (
     DUPLICATE_CODES,
     MISSING_TABLE_CODES,
     Error,
-    NotSupportedError,
     OperationalError,
     ProgrammingError,
     batch_error_class,
@@ -30,11 +29,12 @@ from .errors import (
     missing_table,
     report_partial,
 )
+from .transport import Transport
 from .values import deserialize_item
 from .writes import Write
 
 if TYPE_CHECKING:
-    from .connection import Connection
+    from .tables import Tables
 
 log = logging.getLogger("sa_dynamo.dbapi")
 
@@ -120,7 +120,7 @@ def chunks_of(writes: list[Write | None]) -> list[list[int]]:
 
 
 def execute(
-    connection: Connection, kind: str, bodies: list[dict[str, Any]], writes: list[Write | None]
+    transport: Transport, kind: str, bodies: list[dict[str, Any]], writes: list[Write | None]
 ) -> tuple[int, Error | None]:
     """Send INSERT/UPDATE/DELETE requests (``writes``: each one's canonical write, if any) in
     batches; the rowcount of the rows applied, and the error to raise when not all were: it
@@ -132,17 +132,17 @@ def execute(
     # all the other statements were applied.
     for number, chunk in enumerate(chunks):
         try:
-            _batch(connection, kind, bodies, writes, chunk, outcome)
+            _batch(transport, kind, bodies, writes, chunk, outcome)
         except Error as cut_off:
             error = outcome.cut_off(cut_off, chunks, number)
             break
     if error is None and outcome.failures:
-        error = outcome.failed(missing_table(stmt.tables({"Statements": bodies}), connection.where))
+        error = outcome.failed(missing_table(stmt.tables({"Statements": bodies}), transport.where))
     return total_rowcount(list(outcome.counts.values())), error
 
 
 def _batch(
-    connection: Connection,
+    transport: Transport,
     kind: str,
     bodies: list[dict[str, Any]],
     writes: list[Write | None],
@@ -151,7 +151,7 @@ def _batch(
 ) -> None:
     """Send one call's rows, retrying throttled statements, and record each row's outcome. An
     INSERT that reports a duplicate key after a resend succeeded if its item is stored as sent."""
-    for again, answers in _answered(connection, bodies, rows):
+    for again, answers in _answered(transport, bodies, rows):
         duplicates: dict[int, str] = {}
         for row, answer in answers:
             if "Error" not in answer:
@@ -166,7 +166,7 @@ def _batch(
                 outcome.failures[row] = (code, message)
         if duplicates:
             outcome.resolving = set(duplicates)
-            ours = stored_as_sent(connection, [writes[row] for row in duplicates])
+            ours = stored_as_sent(transport, [writes[row] for row in duplicates])
             outcome.resolving = set()
             for (row, message), written in zip(duplicates.items(), ours, strict=True):
                 if written:
@@ -176,7 +176,7 @@ def _batch(
 
 
 def _answered(
-    connection: Connection, bodies: list[dict[str, Any]], rows: list[int]
+    transport: Transport, bodies: list[dict[str, Any]], rows: list[int]
 ) -> Iterator[tuple[bool, list[tuple[int, dict[str, Any]]]]]:
     """Send the statements of ``rows`` in one BatchExecuteStatement and yield, per attempt,
     whether it may repeat an earlier one, and each row's answer; throttled statements are
@@ -184,8 +184,8 @@ def _answered(
     pending = rows
     for attempt in range(_BATCH_ATTEMPTS):
         if attempt:
-            _pause(connection, attempt)
-        response = connection._call("batch_execute_statement", {"Statements": [bodies[i] for i in pending]})
+            _pause(transport, attempt)
+        response = transport.send("BatchExecuteStatement", {"Statements": [bodies[i] for i in pending]})
         # botocore resends a request whose answer was lost (a reset, a 500) and so do we for
         # throttled statements: an unseen attempt may have applied a statement.
         again = attempt > 0 or resent(response)
@@ -202,7 +202,7 @@ def _answered(
             return
 
 
-def read(connection: Connection, bodies: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+def read(transport: Transport, bodies: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
     """Single-item SELECTs (each a full key, no key twice), 25 per BatchExecuteStatement, throttled
     ones resent: the items found, in the order of ``bodies``, and the number of calls made. A
     statement DynamoDB refuses raises its error."""
@@ -210,7 +210,7 @@ def read(connection: Connection, bodies: list[dict[str, Any]]) -> tuple[list[dic
     calls = 0
     for start in range(0, len(bodies), BATCH_SIZE):
         for _, answers in _answered(
-            connection, bodies, list(range(start, min(start + BATCH_SIZE, len(bodies))))
+            transport, bodies, list(range(start, min(start + BATCH_SIZE, len(bodies))))
         ):
             calls += 1
             for row, answer in answers:
@@ -225,7 +225,7 @@ def read(connection: Connection, bodies: list[dict[str, Any]]) -> tuple[list[dic
     return [found[row] for row in sorted(found)], calls
 
 
-def stored_as_sent(connection: Connection, writes: list[Write]) -> list[bool]:
+def stored_as_sent(transport: Transport, writes: list[Write]) -> list[bool]:
     """For INSERTs that reported a duplicate key on a resent request: whether each one's item is
     stored exactly as it writes it.
 
@@ -239,7 +239,7 @@ def stored_as_sent(connection: Connection, writes: list[Write]) -> list[bool]:
     stored = [
         (table, deserialize_item(item))
         for table, table_keys in keys.items()
-        for item in read_items(connection, table, table_keys)
+        for item in read_items(transport, table, table_keys)
     ]
     written = [(write.table, deserialize_item(write.values)) in stored for write in writes]
     if any(written):
@@ -252,13 +252,13 @@ def stored_as_sent(connection: Connection, writes: list[Write]) -> list[bool]:
     return written
 
 
-def read_items(connection: Connection, table: str, keys: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def read_items(transport: Transport, table: str, keys: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The items stored under ``keys`` (AttributeValues; missing ones are left out), read strongly
     consistently with BatchGetItem, 100 keys per call, what DynamoDB leaves unprocessed resent."""
     items: list[dict[str, Any]] = []
     for start in range(0, len(keys), MAX_GET_KEYS):
         requests = {table: {"Keys": keys[start : start + MAX_GET_KEYS], "ConsistentRead": True}}
-        responses, leftover = _until_processed(connection, "batch_get_item", requests, "UnprocessedKeys")
+        responses, leftover = _until_processed(transport, "BatchGetItem", requests, "UnprocessedKeys")
         if leftover:
             raise OperationalError(
                 f"DynamoDB left {len(leftover[table]['Keys'])} keys of {table!r} unread after "
@@ -268,28 +268,23 @@ def read_items(connection: Connection, table: str, keys: list[dict[str, Any]]) -
     return items
 
 
-def put(connection: Connection, bodies: list[dict[str, Any]]) -> int:
+def put(transport: Transport, tables: Tables, bodies: list[dict[str, Any]]) -> int:
     """``PUT INTO "t" VALUE {...}``, this driver's overwrite write (PartiQL has none): every item
     is checked, then they go out with BatchWriteItem, 25 per call, unprocessed ones resent with
     backoff. Returns the number of items written; a failure says what became of every row."""
-    if not connection.autocommit:
-        raise NotSupportedError(
-            "PUT (upsert) writes at once with BatchWriteItem and cannot join a transaction: "
-            "run it on an AUTOCOMMIT connection"
-        )
     writes = []
     for row, body in enumerate(bodies):
         with in_row(row, len(bodies)):
-            writes.append(connection._checked(body["Statement"], body))
+            writes.append(tables.checked(body["Statement"], body))
     if None in writes:
         raise ProgrammingError("PUT takes the form PUT INTO \"table\" VALUE {'attribute': ?, ...}")
     outcome = Outcome(len(bodies))
     chunks = chunks_of(writes)
     for number, chunk in enumerate(chunks):
         try:
-            _put(connection, [writes[row] for row in chunk], chunk, outcome)
+            _put(transport, tables, [writes[row] for row in chunk], chunk, outcome)
         except Error as error:
-            raise outcome.cut_off(error, chunks, number) from error.__cause__
+            raise outcome.cut_off(error, chunks, number) from None
     if outcome.failures:
         error = OperationalError(
             f"{len(outcome.failures)} items stayed unprocessed after {_BATCH_ATTEMPTS} attempts and "
@@ -299,13 +294,15 @@ def put(connection: Connection, bodies: list[dict[str, Any]]) -> int:
     return len(bodies)
 
 
-def _put(connection: Connection, writes: list[Write], rows: list[int], outcome: Outcome) -> None:
+def _put(
+    transport: Transport, tables: Tables, writes: list[Write], rows: list[int], outcome: Outcome
+) -> None:
     requests: dict[str, list] = {}
     for write in writes:
         requests.setdefault(write.table, []).append({"PutRequest": {"Item": write.values}})
-    _, leftover = _until_processed(connection, "batch_write_item", requests, "UnprocessedItems")
+    _, leftover = _until_processed(transport, "BatchWriteItem", requests, "UnprocessedItems")
     unprocessed = {
-        (table, repr(_key_of(request["PutRequest"]["Item"], connection.key_names(table))))
+        (table, repr(_key_of(request["PutRequest"]["Item"], tables.key_names(table))))
         for table, table_requests in leftover.items()
         for request in table_requests
     }
@@ -321,7 +318,7 @@ def _key_of(item: dict[str, Any], names: tuple[str, ...]) -> tuple[tuple[str, An
 
 
 def _until_processed(
-    connection: Connection, method: str, requests: dict[str, Any], leftover: str
+    transport: Transport, operation: str, requests: dict[str, Any], leftover: str
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Call BatchWriteItem or BatchGetItem and resend, with backoff, what DynamoDB returns
     under ``leftover`` (left unprocessed for lack of capacity); the responses and whatever
@@ -329,8 +326,8 @@ def _until_processed(
     responses = []
     for attempt in range(_BATCH_ATTEMPTS):
         if attempt:
-            _pause(connection, attempt)
-        response = connection._call(method, {"RequestItems": requests})
+            _pause(transport, attempt)
+        response = transport.send(operation, {"RequestItems": requests})
         responses.append(response)
         requests = response.get(leftover) or {}
         if not requests:
@@ -338,9 +335,9 @@ def _until_processed(
     return responses, requests
 
 
-def _pause(connection: Connection, attempt: int) -> None:
+def _pause(transport: Transport, attempt: int) -> None:
     """Back off before resending what DynamoDB throttled or left unprocessed."""
-    connection.pause(min(0.05 * 2**attempt, 2.0))
+    transport.pause(min(0.05 * 2**attempt, 2.0))
 
 
 def _batch_rowcount(kind: str, operation: str, answer: dict[str, Any]) -> int:

@@ -58,7 +58,7 @@ class ClientRead(NamedTuple):
             {"Statement": body["Statement"], "Parameters": values[i : i + width], **extra}
             for i in range(0, len(values), width)
         ]
-        items, pages.pages = batch.read(pages.connection, reads)
+        items, pages.pages = batch.read(pages.transport, reads)
         pages.items_read = len(items)
         if self.keep is not None:
             items = [item for item in items if self.keep(deserialize_item(item))]

@@ -9,13 +9,11 @@ check`` and the migrations all read a table's description through ``describe_tab
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import Error, OperationalError, ProgrammingError
+from .transport import Transport
 from .validate import TableRules, check_name, rules_from_description
-
-if TYPE_CHECKING:
-    from .connection import Connection
 
 # Polls start fast (DynamoDB Local finishes most changes at once) and back off to one a second.
 _FIRST_POLL_SECONDS = 0.05
@@ -27,14 +25,14 @@ TTL_KEY = "TimeToLiveSpecification"
 LOCAL_INDEX_KEY = "LocalIndex"
 
 
-def _wait(connection: Connection, what: str, done: Any) -> None:
-    """Poll ``done`` until it holds, pausing as the connection pauses (never blocking an event loop)."""
+def _wait(transport: Transport, what: str, done: Any) -> None:
+    """Poll ``done`` until it holds, pausing as the transport pauses (never blocking an event loop)."""
     deadline = time.monotonic() + _WAIT_SECONDS
     delay = _FIRST_POLL_SECONDS
     while not done():
         if time.monotonic() > deadline:
             raise OperationalError(f"gave up waiting for {what} after {_WAIT_SECONDS} s")
-        connection.pause(delay)
+        transport.pause(delay)
         delay = min(delay * 2, _MAX_POLL_SECONDS)
 
 
@@ -50,15 +48,15 @@ def _named(request: dict[str, Any]) -> dict[str, Any]:
     return request
 
 
-def _described(connection: Connection, table: str) -> dict[str, Any]:
+def _described(transport: Transport, table: str) -> dict[str, Any]:
     """DescribeTable's Table; a ProgrammingError (ResourceNotFoundException) when there is none."""
-    return connection._call("describe_table", _named({"TableName": table}))["Table"]
+    return transport.send("DescribeTable", _named({"TableName": table}))["Table"]
 
 
-def describe_table(connection: Connection, table: str) -> dict[str, Any] | None:
+def describe_table(transport: Transport, table: str) -> dict[str, Any] | None:
     """DescribeTable's Table, or None when the table does not exist."""
     try:
-        return _described(connection, table)
+        return _described(transport, table)
     except Error as error:
         if error.code == "ResourceNotFoundException":
             return None
@@ -71,65 +69,63 @@ def key_names(described: dict[str, Any]) -> tuple[str, ...]:
     return tuple(k["AttributeName"] for k in ordered)
 
 
-def table_rules(connection: Connection, table: str) -> TableRules:
+def table_rules(transport: Transport, table: str) -> TableRules:
     """What DescribeTable tells of an existing table's writes (its and its indexes' key
     attributes and types); DynamoDB's error when there is no such table."""
-    return rules_from_description(_described(connection, table))
+    return rules_from_description(_described(transport, table))
 
 
-def time_to_live_attribute(connection: Connection, table: str) -> str | None:
+def time_to_live_attribute(transport: Transport, table: str) -> str | None:
     """The attribute whose epoch seconds expire items, when TTL is enabled (or being enabled)."""
-    described = connection._call("describe_time_to_live", _named({"TableName": table}))[
-        "TimeToLiveDescription"
-    ]
+    described = transport.send("DescribeTimeToLive", _named({"TableName": table}))["TimeToLiveDescription"]
     if described.get("TimeToLiveStatus") in ("ENABLED", "ENABLING"):
         return described.get("AttributeName")
     return None
 
 
-def list_tables(connection: Connection, page_size: int | None = None) -> list[str]:
+def list_tables(transport: Transport, page_size: int | None = None) -> list[str]:
     """Every table name, following ListTables paging (``page_size`` names per request; at most
     100, DynamoDB's default)."""
     names: list[str] = []
     request: dict[str, Any] = {} if page_size is None else {"Limit": page_size}
     while True:
-        page = connection._call("list_tables", request)
+        page = transport.send("ListTables", request)
         names += page.get("TableNames", [])
         if "LastEvaluatedTableName" not in page:
             return names
         request = {**request, "ExclusiveStartTableName": page["LastEvaluatedTableName"]}
 
 
-def _status(connection: Connection, table: str) -> str | None:
-    described = describe_table(connection, table)
+def _status(transport: Transport, table: str) -> str | None:
+    described = describe_table(transport, table)
     return None if described is None else described["TableStatus"]
 
 
-def _index_status(connection: Connection, table: str, index: str) -> str | None:
-    described = describe_table(connection, table) or {}
+def _index_status(transport: Transport, table: str, index: str) -> str | None:
+    described = describe_table(transport, table) or {}
     for entry in described.get("GlobalSecondaryIndexes", []) + described.get("LocalSecondaryIndexes", []):
         if entry["IndexName"] == index:
             return entry.get("IndexStatus", "ACTIVE")
     return None
 
 
-def create_table(connection: Connection, request: dict[str, Any]) -> None:
+def create_table(transport: Transport, request: dict[str, Any]) -> None:
     request = dict(request)
     ttl = request.pop(TTL_KEY, None)
     name = request["TableName"]
-    connection._call("create_table", _named(request))
-    _wait(connection, f"table {name} to become ACTIVE", lambda: _status(connection, name) == "ACTIVE")
+    transport.send("CreateTable", _named(request))
+    _wait(transport, f"table {name} to become ACTIVE", lambda: _status(transport, name) == "ACTIVE")
     if ttl:
-        connection._call("update_time_to_live", {"TableName": name, TTL_KEY: ttl})
+        transport.send("UpdateTimeToLive", {"TableName": name, TTL_KEY: ttl})
 
 
-def delete_table(connection: Connection, request: dict[str, Any]) -> None:
+def delete_table(transport: Transport, request: dict[str, Any]) -> None:
     name = request["TableName"]
-    connection._call("delete_table", _named(request))
-    _wait(connection, f"table {name} to be deleted", lambda: _status(connection, name) is None)
+    transport.send("DeleteTable", _named(request))
+    _wait(transport, f"table {name} to be deleted", lambda: _status(transport, name) is None)
 
 
-def create_index(connection: Connection, request: dict[str, Any]) -> None:
+def create_index(transport: Transport, request: dict[str, Any]) -> None:
     """Add a GSI and wait until it is ACTIVE. A local index exists only from its table's
     CreateTable on (the dialect sends nothing for one that CreateTable made)."""
     request = dict(request)
@@ -140,22 +136,22 @@ def create_index(connection: Connection, request: dict[str, Any]) -> None:
         raise ProgrammingError(
             f"local index {index} can only be created with table {table}: recreate the table to add it"
         )
-    connection._call("update_table", _named(request))
+    transport.send("UpdateTable", _named(request))
     _wait(
-        connection,
+        transport,
         f"index {index} on {table} to become ACTIVE",
-        lambda: _index_status(connection, table, index) == "ACTIVE",
+        lambda: _index_status(transport, table, index) == "ACTIVE",
     )
 
 
-def drop_index(connection: Connection, request: dict[str, Any]) -> None:
+def drop_index(transport: Transport, request: dict[str, Any]) -> None:
     table = request["TableName"]
     index = request["GlobalSecondaryIndexUpdates"][0]["Delete"]["IndexName"]
-    connection._call("update_table", _named(request))
+    transport.send("UpdateTable", _named(request))
     _wait(
-        connection,
+        transport,
         f"index {index} on {table} to be deleted",
-        lambda: _index_status(connection, table, index) is None,
+        lambda: _index_status(transport, table, index) is None,
     )
 
 
@@ -167,6 +163,6 @@ OPERATIONS = {
 }
 
 
-def run(connection: Connection, method: str, request: dict[str, Any]) -> None:
+def run(transport: Transport, method: str, request: dict[str, Any]) -> None:
     """Run one control-plane operation by name (as built by the dialect's DDL compiler)."""
-    OPERATIONS[method](connection, request)
+    OPERATIONS[method](transport, request)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import batch, overlay, writes
 from . import statement as stmt
@@ -18,6 +18,7 @@ from .errors import (
     CONDITION_FAILED,
     DUPLICATE_CODES,
     DataError,
+    Error,
     InterfaceError,
     NotSupportedError,
     ProgrammingError,
@@ -29,7 +30,20 @@ from .validate import check_statement_size
 from .values import serialize
 
 if TYPE_CHECKING:
-    from .connection import Connection
+    from .buffer import Buffer
+    from .tables import Tables
+    from .transport import Transport
+
+
+class Owner(Protocol):
+    """What a cursor uses of its connection (connection.py)."""
+
+    autocommit: bool
+    hide_parameters: bool
+    closed: bool
+    transport: Transport
+    tables: Tables
+    buffer: Buffer
 
 
 def request(operation: str, parameters: Sequence[Any] | None, hidden: bool = False) -> dict[str, Any]:
@@ -79,7 +93,7 @@ class Cursor:
 
     arraysize = 1
 
-    def __init__(self, connection: Connection):
+    def __init__(self, connection: Owner):
         self.connection = connection
         self.description: list[tuple] | None = None
         self.rowcount = -1
@@ -98,7 +112,7 @@ class Cursor:
         self.star_order: tuple[str, ...] = ()
         # an UPDATE/DELETE's WHERE as a test of the item, one per row (of an executemany): in a
         # transaction the item is read first, so the rowcount is exact and a write matching
-        # nothing is not held (Connection._buffer)
+        # nothing is not held (buffer.py)
         self.write_matches: Sequence[Callable[[dict], bool]] | None = None
         # a SELECT's WHERE as a test of an item: in a transaction, the items it wrote are tested
         # with it and laid over what DynamoDB returns (overlay.py)
@@ -146,9 +160,9 @@ class Cursor:
             if self.connection.autocommit:
                 self._write_now(kind, operation, body)
             else:
-                (self.rowcount,) = self.connection._buffer(kind, [(operation, body)], self.write_matches)
+                (self.rowcount,) = self.connection.buffer.hold(kind, [(operation, body)], self.write_matches)
         elif kind == "PUT":
-            self.rowcount = batch.put(self.connection, [body])
+            self.rowcount = self._put([body])
         else:
             raise ProgrammingError(
                 f"cannot run a {kind or 'blank'} statement: use SELECT, INSERT, UPDATE, DELETE or PUT"
@@ -197,19 +211,20 @@ class Cursor:
         for row, (operation, parameters) in enumerate(statements):
             with in_row(row, rows):
                 bodies.append(request(operation, parameters, hidden))
+        tables = self.connection.tables
         if kind == "PUT":
-            self.rowcount = batch.put(self.connection, bodies)
+            self.rowcount = self._put(bodies)
         elif not self.connection.autocommit:
-            counts = self.connection._buffer(kind, [(b["Statement"], b) for b in bodies], self.write_matches)
+            counts = self.connection.buffer.hold(
+                kind, [(b["Statement"], b) for b in bodies], self.write_matches
+            )
             self.rowcount = batch.total_rowcount(counts)
         else:
             checked = []
             for row, body in enumerate(bodies):
                 with in_row(row, rows):
-                    checked.append(
-                        self.connection._checked(stmt.without_returning_old(body["Statement"]), body)
-                    )
-            self.rowcount, error = batch.execute(self.connection, kind, bodies, checked)
+                    checked.append(tables.checked(stmt.without_returning_old(body["Statement"]), body))
+            self.rowcount, error = batch.execute(self.connection.transport, kind, bodies, checked)
             if error is not None:
                 raise error
         return self
@@ -248,7 +263,7 @@ class Cursor:
     def _reset(self) -> None:
         self.description = None
         self.rowcount = -1
-        self._pages = Pages(self.connection, self.discriminator, self.star_order)
+        self._pages = Pages(self.connection.transport, self.discriminator, self.star_order)
         self._rows: deque[tuple] = deque()
         self._delivered = 0
 
@@ -259,11 +274,12 @@ class Cursor:
             raise InterfaceError("connection is closed")
 
     def _start_select(self, operation: str, body: dict[str, Any]) -> None:
-        if not self.connection.autocommit and self.connection.pending:
+        if not self.connection.autocommit and len(self.connection.buffer):
             found = stmt.source(operation)
-            images = self.connection.written(found[0]) if found is not None else None
+            images = self.connection.buffer.written(found[0]) if found is not None else None
             if images:
-                self._set_result(*overlay.read(self, operation, body, found, images))
+                source = self.connection.tables.read_source(*found)
+                self._set_result(*overlay.read(self, self._pages, source, operation, body, images))
                 return
         pages = self._pages
         names = pages.prepare(operation, body, self.page_size, self.consistent_read, self.hidden_columns)
@@ -322,23 +338,30 @@ class Cursor:
 
     # -- writing -------------------------------------------------------------------------
 
+    def _put(self, bodies: list[dict[str, Any]]) -> int:
+        if not self.connection.autocommit:
+            raise NotSupportedError(
+                "PUT (upsert) writes at once with BatchWriteItem and cannot join a transaction: "
+                "run it on an AUTOCOMMIT connection"
+            )
+        return batch.put(self.connection.transport, self.connection.tables, bodies)
+
     def _write_now(self, kind: str, operation: str, body: dict[str, Any]) -> None:
-        write = self.connection._checked(stmt.without_returning_old(operation), body)
+        write = self.connection.tables.checked(stmt.without_returning_old(operation), body)
         try:
-            response = self.connection._call("execute_statement", body, translate_errors=False)
-        except Exception as exc:
-            error = self.connection.translate(exc, body)
+            response = self.connection.transport.send("ExecuteStatement", body)
+        except Error as error:
             if error.code == CONDITION_FAILED and kind in ("UPDATE", "DELETE"):
                 self.rowcount = 0  # SQL: the WHERE matched no row
                 return
             if error.code in DUPLICATE_CODES and write is not None and batch.resent(error.response):
                 # An attempt whose answer was lost may have written the item: it is ours if it
                 # holds exactly what this INSERT writes (as for a batch, batch.stored_as_sent).
-                if batch.stored_as_sent(self.connection, [write]) == [True]:
+                if batch.stored_as_sent(self.connection.transport, [write]) == [True]:
                     self.rowcount = 1
                     return
                 error.args = (f"{error.args[0]} {batch.NOT_OURS}",)
-            raise error from None  # DynamoDB's code and message are in it
+            raise
         items = response.get("Items", [])
         if stmt.has_returning(operation):
             self.rowcount = len(items)

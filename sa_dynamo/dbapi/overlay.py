@@ -14,17 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from . import statement as stmt
+from .client_reads import ClientRead
 from .errors import NotSupportedError
 from .ordering import sort_key
-from .paging import keys_of, projection
+from .paging import Pages, keys_of, projection
 from .values import deserialize, deserialize_item
 from .writes import Write
-
-if TYPE_CHECKING:
-    from .cursor import Cursor
 
 Item = dict[str, Any]  # an item as AttributeValues
 Key = tuple[Any, ...]  # an item's key values, as Python values
@@ -68,6 +66,7 @@ class Source:
     in the index read (an item without them is not in a sparse index), the sort key first when
     the order of the rows is the sort key's."""
 
+    table: str
     key: tuple[str, ...]
     required: tuple[str, ...]
     sort_key: str | None
@@ -109,17 +108,31 @@ def _python(value: Mapping[str, Any] | None) -> Any:
     return None if value is None else deserialize(value)
 
 
+class Reading(Protocol):
+    """What a SELECT's read is told by the dialect (the cursor's extensions, cursor.py)."""
+
+    read_matches: Callable[[dict], bool] | None
+    page_rows: int | None
+    client_read: ClientRead | None
+    page_size: int | None
+    consistent_read: bool
+    count: str | None
+    hidden_columns: int
+    star_columns: tuple[tuple[str, ...], str] | None
+
+
 def read(
-    cursor: Cursor,
+    cursor: Reading,
+    pages: Pages,
+    source_keys: Source,
     operation: str,
     body: dict[str, Any],
-    source: tuple[str, str | None],
     images: Mapping[Key, Item | None],
 ) -> tuple[Sequence[str], list[tuple]]:
     """The columns and rows of a SELECT in a transaction that wrote to its table: the items it
     reads whole (so that the WHERE, ORDER BY and projection apply to written items as to stored
     ones), with the transaction's writes laid over them."""
-    table, index = source
+    table = source_keys.table
     whole = stmt.whole_items(operation)
     matches = cursor.read_matches or equality_test(stmt.equalities(operation), body.get("Parameters", []))
     if matches is None or whole is None:
@@ -134,12 +147,11 @@ def read(
             "tokens point into the stored items. Commit before paginating, or read the page in "
             "another connection"
         )
-    pages, client = cursor._pages, cursor.client_read
+    client = cursor.client_read
     statement, paths = whole
     pages.prepare(statement, body, cursor.page_size, cursor.consistent_read, 0)
     body["Statement"] = statement
     items = client.items(pages, body) if client is not None and client.key_width else pages.every_item(body)
-    source_keys = cursor.connection.read_source(table, index)
     merged = merge(items, images, source_keys, matches, stmt.order_by(operation))
     if cursor.count is not None:
         if cursor.count == "values":  # COUNT(attribute): the items where it is present and not NULL

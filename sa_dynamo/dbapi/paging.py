@@ -6,7 +6,7 @@ number of rows is bounded by the cursor's ``max_rows`` on the client instead.
 
 A read ordered by its sort key descending is the exception where the server may page it
 wrongly: DynamoDB returns the pages from the largest key down, DynamoDB Local reads the key
-range upwards a page at a time and reverses each page (docs/partiql-findings.md). A connection
+range upwards a page at a time and reverses each page (docs/partiql-findings.md). A transport
 judges its server by the first such read that spans pages, reading on until two items of
 different pages tell; where the pages come upwards, every page of such a read is read and the
 items sorted here, and ``paginate()`` cuts its pages from that sorted whole.
@@ -18,16 +18,13 @@ import functools
 import logging
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from . import statement as stmt
 from .errors import DataError, ProgrammingError
 from .ordering import sort_key
+from .transport import WIRE_ITEMS, Transport
 from .values import collector_paused, deserialize, deserialize_wire
-from .wire import WIRE_ITEMS
-
-if TYPE_CHECKING:
-    from .connection import Connection
 
 log = logging.getLogger("sa_dynamo.dbapi")
 
@@ -110,11 +107,11 @@ class Pages:
 
     def __init__(
         self,
-        connection: Connection,
+        transport: Transport,
         discriminator: Discriminator | None = None,
         star_order: Sequence[str] = (),
     ):
-        self.connection = connection
+        self.transport = transport
         self.discriminator = discriminator
         self.star_order = star_order  # SELECT *: the columns that come first
         self.pages = 0
@@ -181,9 +178,9 @@ class Pages:
     def _descending(self, body: dict[str, Any], items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The first items of a descending read that spans pages, in its order: read on until
         the server is judged; from a server that pages upwards, every item, sorted."""
-        while self.connection.descending_pages is None and self.next_token:
+        while self.transport.descending_pages is None and self.next_token:
             items = items + self.read(body)
-        if self.connection.descending_pages is False:
+        if self.transport.descending_pages is False:
             items = self._sorted(items + self._rest(body))
         return items
 
@@ -218,7 +215,7 @@ class Pages:
         if self._last is not None:
             first, last = self._sort_key(items[0]), self._sort_key(self._last)
             if first != last:
-                self.connection.descending_pages = first < last
+                self.transport.descending_pages = first < last
         self._last = items[-1]
 
     def next_rows(self) -> list[tuple]:
@@ -242,7 +239,7 @@ class Pages:
             return rows
         if self.descending is not None and (
             (start_token or "").startswith(SORTED_PAGE)
-            or (start_token is None and self.connection.descending_pages is False)
+            or (start_token is None and self.transport.descending_pages is False)
         ):
             return self._sorted_page(body, size, start_token)
         while True:
@@ -255,10 +252,10 @@ class Pages:
                 break
         if self.descending is not None and start_token is None:  # the first page judges the server
             resume = self.next_token
-            while self.connection.descending_pages is None and self.next_token:
+            while self.transport.descending_pages is None and self.next_token:
                 self.read(dict(body, Limit=min(size, body.get("Limit", size))))
             self.next_token = resume
-            if self.connection.descending_pages is False:
+            if self.transport.descending_pages is False:
                 return self._sorted_page(body, size, None)
         return rows
 
@@ -313,11 +310,11 @@ class Pages:
             body = dict(body, NextToken=self.next_token)
         started = time.perf_counter()
         body = dict(body, ReturnConsumedCapacity="TOTAL")
-        response = self.connection._read(body) if wire else self.connection._call("execute_statement", body)
+        response = self.transport.send("ExecuteStatement", body, wire=wire)
         self.pages += 1
         self.wire = WIRE_ITEMS in response
         items = response.get("Items", [])
-        if self.descending is not None and self.connection.descending_pages is None:
+        if self.descending is not None and self.transport.descending_pages is None:
             self._judge(items)
         self.next_token = response.get("NextToken")
         self.items_read += len(items)

@@ -1,24 +1,144 @@
 """``dynamodb+aiobotocore://`` and ``dynamodb+aiolocal://``: the dialect for ``create_async_engine``.
 
 The same dialect as ``dynamodb://`` and ``dynamodb+local://`` (URL, options, compiler, reflection),
-on the driver adapted to aiobotocore (aio_driver.py); only the pool and the cursors differ, as
-in SQLAlchemy's own async dialects.
+on the same driver with its requests sent by aiobotocore (dbapi/transport/aiobotocore.py) and
+awaited under SQLAlchemy's greenlet bridge; what is adapted here is what SQLAlchemy's own async
+dialects adapt (aiosqlite, asyncpg): the connection, the cursors and the pool.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import types
+from collections import deque
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import pool
+from sqlalchemy.engine import AdaptedConnection
 
-from .. import local_server
-from ..sqlalchemy_private import await_
-from . import aio_driver
+from .. import dbapi, local_server
+from ..dbapi import Connection
+from ..dbapi.transport import aiobotocore as aio_transport
+from ..sqlalchemy_private import await_, in_greenlet
 from .base import DynamoDBDialect
 from .execution import DynamoDBExecutionContext
 from .local import DynamoDBLocalDialect
+
+
+async def _nothing() -> None:
+    pass
+
+
+@contextmanager
+def awaiting(connection: Connection) -> Iterator[None]:
+    """Await at least once within the block. SQLAlchemy's AsyncConnection.execute() insists that
+    a statement awaits (else AwaitRequired: "not an async driver"); a write held for commit, an
+    explain() or an answer known without asking sends nothing."""
+    client = connection.client
+    before = client.awaited
+    yield
+    if client.awaited == before:
+        await_(_nothing())
+
+
+class BufferedCursor:
+    """The driver's cursor, its rows read while ``execute()`` runs: SQLAlchemy hands a result of
+    ``AsyncConnection.execute()`` / ``AsyncSession.execute()`` to code outside the greenlet,
+    where no page can be fetched. ``stream()`` gets the driver's own cursor instead, which
+    reads page by page as the result is consumed (see ``AsyncAdaptedConnection.cursor``)."""
+
+    __slots__ = ("_cursor", "_rows")
+
+    def __init__(self, cursor: Any):
+        object.__setattr__(self, "_cursor", cursor)
+        object.__setattr__(self, "_rows", deque())
+
+    # The execution context sets the driver's extensions (page_size, max_rows, ...) on the cursor.
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cursor, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._cursor, name, value)
+
+    def execute(self, operation: str, parameters: Sequence[Any] | None = None) -> BufferedCursor:
+        self._cursor.execute(operation, parameters)
+        if self._cursor.description is not None:
+            object.__setattr__(self, "_rows", deque(self._cursor.fetchall()))
+        return self
+
+    def executemany(self, operation: str, seq_of_parameters: Sequence[Sequence[Any]]) -> BufferedCursor:
+        self._cursor.executemany(operation, seq_of_parameters)
+        return self
+
+    def fetchone(self) -> tuple | None:
+        return self._rows.popleft() if self._rows else None
+
+    def fetchmany(self, size: int | None = None) -> list[tuple]:
+        size = self._cursor.arraysize if size is None else size
+        return [self._rows.popleft() for _ in range(min(size, len(self._rows)))]
+
+    def fetchall(self) -> list[tuple]:
+        rows = list(self._rows)
+        self._rows.clear()
+        return rows
+
+    def __iter__(self) -> Iterator[tuple]:
+        while self._rows:
+            yield self._rows.popleft()
+
+    def close(self) -> None:
+        self._rows.clear()
+        self._cursor.close()
+
+    async def _async_soft_close(self) -> None:
+        """SQLAlchemy's hook before a buffered result leaves the greenlet: the rows are read."""
+
+
+class AsyncAdaptedConnection(AdaptedConnection, Connection):
+    """The driver's Connection over the aiobotocore transport; ``driver_connection``
+    (SQLAlchemy's ``AdaptedConnection``) is the aiobotocore client."""
+
+    def __init__(self, transport: Any, **options: Any):
+        Connection.__init__(self, transport, **options)
+        self._connection = transport.client.aio_client
+
+    def cursor(self, server_side: bool = False) -> Any:  # type: ignore[override]
+        cursor = Connection.cursor(self)
+        return cursor if server_side else BufferedCursor(cursor)
+
+
+def connect(
+    endpoint_url: str | None = None,
+    region_name: str | None = None,
+    profile_name: str | None = None,
+    autocommit: bool = False,
+    client_config: dict[str, Any] | None = None,
+    hide_parameters: bool = False,
+    **credentials: Any,
+) -> AsyncAdaptedConnection:
+    """``sa_dynamo.dbapi.connect`` on aiobotocore: the same arguments, credential chain,
+    region, retries and endpoint settings (aiobotocore is botocore's own configuration)."""
+    transport = aio_transport.transport(
+        endpoint_url, region_name, profile_name, client_config, credentials, await_, in_greenlet
+    )
+    return AsyncAdaptedConnection(transport, autocommit=autocommit, hide_parameters=hide_parameters)
+
+
+def adapted_dbapi() -> types.ModuleType:
+    """The driver's module with ``connect`` on aiobotocore: what the async dialects load."""
+    try:
+        import aiobotocore  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            "dynamodb+aiobotocore:// and dynamodb+aiolocal:// need aiobotocore: pip install 'sa-dynamo[async]'"
+        ) from None
+    module = types.ModuleType(f"{__name__}.dbapi", adapted_dbapi.__doc__)
+    module.__dict__.update({name: getattr(dbapi, name) for name in dbapi.__all__})
+    module.connect = connect
+    return module
 
 
 class AsyncExecutionContext(DynamoDBExecutionContext):
@@ -36,7 +156,7 @@ class _OnAiobotocore:
 
     @classmethod
     def import_dbapi(cls) -> Any:
-        return aio_driver.adapted_dbapi()
+        return adapted_dbapi()
 
     @classmethod
     def get_pool_class(cls, url: Any) -> type[pool.Pool]:
@@ -46,11 +166,11 @@ class _OnAiobotocore:
         return connection.driver_connection
 
     def do_execute(self, cursor: Any, statement: str, parameters: Any, context: Any = None) -> None:
-        with aio_driver.awaiting(cursor.connection.client):
+        with awaiting(cursor.connection):
             super().do_execute(cursor, statement, parameters, context)  # type: ignore[misc]
 
     def do_executemany(self, cursor: Any, statement: str, parameters: Any, context: Any = None) -> None:
-        with aio_driver.awaiting(cursor.connection.client):
+        with awaiting(cursor.connection):
             super().do_executemany(cursor, statement, parameters, context)  # type: ignore[misc]
 
 

@@ -20,6 +20,7 @@ from sqlalchemy.sql import schema as sa_schema
 from .. import dbapi as dynamo_dbapi
 from .. import sql_text
 from ..dbapi import control_plane
+from ..dbapi.transport import Transport
 from . import item_sample, sending
 from .compiler import DynamoDBCompiler, DynamoDBIdentifierPreparer
 from .ddl import DynamoDBDDLCompiler
@@ -46,8 +47,8 @@ def _stale_write(error: Exception) -> str | None:
     return None
 
 
-def _sample_items(dbapi_connection: Any, table_name: str, size: int) -> list[dict[str, Any]]:
-    return dbapi_connection._call("scan", item_sample.scan_request(table_name, size))["Items"]
+def _sample_items(transport: Transport, table_name: str, size: int) -> list[dict[str, Any]]:
+    return transport.send("Scan", item_sample.scan_request(table_name, size))["Items"]
 
 
 class DynamoDBDialect(default.DefaultDialect):
@@ -177,7 +178,7 @@ class DynamoDBDialect(default.DefaultDialect):
         if context is not None and context.isddl:
             if context.dynamodb_request is not None:
                 self._sql_text.forget()  # key schemas and indexes may change
-                control_plane.run(cursor.connection, *context.dynamodb_request)
+                control_plane.run(cursor.connection.transport, *context.dynamodb_request)
             return
         if context is not None and (
             context.dynamodb_no_rows or context.execution_options.get(EXPLAIN) is not None
@@ -217,7 +218,7 @@ class DynamoDBDialect(default.DefaultDialect):
         return configure
 
     def do_ping(self, dbapi_connection: Any) -> bool:
-        dbapi_connection._call("list_tables", {"Limit": 1})
+        dbapi_connection.transport.send("ListTables", {"Limit": 1})
         return True
 
     def is_disconnect(self, e: Exception, connection: Any, cursor: Any) -> bool:
@@ -253,7 +254,7 @@ class DynamoDBDialect(default.DefaultDialect):
         """A control-plane call for reflection, its driver errors raised as SQLAlchemy's (as
         statement execution does)."""
         try:
-            return call(self._dbapi_connection(connection), *args)
+            return call(self._dbapi_connection(connection).transport, *args)
         except dynamo_dbapi.Error as error:
             raise DBAPIError.instance(None, None, error, dynamo_dbapi.Error) from error
 

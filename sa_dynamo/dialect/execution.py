@@ -325,7 +325,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         star = compiled.dynamodb_star_table
         cursor.star_order = self.dialect.star_order(star) if star is not None else ()
         if compiled.dynamodb_key_names is not None:
-            cursor.connection.set_key_names(*compiled.dynamodb_key_names)
+            cursor.connection.tables.set_key_names(*compiled.dynamodb_key_names)
         discriminator = options.get(DISCRIMINATOR)
         if discriminator is not None:
             policy = options.get("dynamodb_unknown_type", "skip")

@@ -57,9 +57,9 @@ def _tell_table(cursor: Any, context: Any) -> None:
     rules = table_rules(statement.table)
     if all(key.type is not None for key in rules.key_attributes):  # a declared Table
         context.dialect.declared(statement.table)
-        cursor.connection.set_table_rules(rules)
+        cursor.connection.tables.set_rules(rules)
     else:
-        cursor.connection.table_rules(rules.table, key_types=True)
+        cursor.connection.tables.rules(rules.table, key_types=True)
 
 
 def _in_order(context: Any, parameters: Any, groups: list[tuple[str, list]]) -> list[tuple[str, Any]]:

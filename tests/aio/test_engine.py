@@ -11,7 +11,8 @@ import pytest
 from sqlalchemy import Column, Integer, MetaData, String, Table, delete, insert, select, text, update
 
 import sa_dynamo
-from sa_dynamo.dbapi import values, wire
+from sa_dynamo.dbapi import values
+from sa_dynamo.dbapi.transport import WIRE_ITEMS
 from sa_dynamo.exc import ScanNotAllowed, ScanWarning
 from sa_dynamo.sqlalchemy_private import greenlet_spawn
 
@@ -113,19 +114,19 @@ async def test_explain_and_paginate_run_through_run_sync(aio_engine, items):
 
 
 async def test_pages_are_read_from_dynamodb_json_on_aiobotocore(aio_engine, items):
-    """The response fast path of wire.py (botocore's before-parse event) fires on aiobotocore too."""
+    """The response fast path of botocore_wire.py (botocore's before-parse event) fires on aiobotocore too."""
     async with aio_engine.begin() as conn:
         await conn.execute(insert(items), [{"pk": "w", "sk": "s", "n": 1, "name": "x"}])
     async with aio_engine.connect() as conn:
         driver = (await conn.get_raw_connection()).dbapi_connection
         body = {"Statement": f'SELECT * FROM "{items.name}" WHERE "pk" = ?', "Parameters": [{"S": "w"}]}
-        page = await greenlet_spawn(driver._read, body)
-    assert page[wire.WIRE_ITEMS] is True
+        page = await greenlet_spawn(driver.transport.send, "ExecuteStatement", body, True)
+    assert page[WIRE_ITEMS] is True
     assert [values.deserialize_wire(item["n"]) for item in page["Items"]] == [1]
 
 
 async def test_the_aiobotocore_client_is_as_lean_as_boto3_s(aio_engine, items):
-    """No parameter validation and bodies the driver encodes itself (wire.py) on aiobotocore
+    """No parameter validation and bodies the driver encodes itself (botocore_wire.py) on aiobotocore
     too: botocore serializes a stand-in with its lists empty, and what goes out is the whole
     request all the same."""
     serialized: list[dict] = []
@@ -149,7 +150,7 @@ async def test_the_aiobotocore_client_is_as_lean_as_boto3_s(aio_engine, items):
             events.unregister("before-send.dynamodb", record)
             events.unregister("before-parameter-build.dynamodb.BatchExecuteStatement", before_serializing)
         with pytest.raises(sa_dynamo.dbapi.Error, match="greater than or equal to 1"):
-            await greenlet_spawn(driver._call, "list_tables", {"Limit": 0})
+            await greenlet_spawn(driver.transport.send, "ListTables", {"Limit": 0})
     assert serialized == [{"Statements": []}, {"Statements": []}]
     assert [len(body["Statements"]) for body in sent] == [25, 5]
     assert sent[1]["Statements"][4]["Parameters"] == [{"S": "lean"}, {"S": "s29"}, {"N": "29"}]

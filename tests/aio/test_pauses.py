@@ -48,7 +48,7 @@ async def test_other_tasks_run_while_ddl_waits_for_an_index_to_become_active(mak
 
     @event.listens_for(engine.sync_engine, "connect")
     def watch(dbapi_connection, connection_record):
-        pause = dbapi_connection.pause
+        pause = dbapi_connection.transport.pause
 
         def watched(seconds: float) -> None:
             pausing.append(seconds)
@@ -57,7 +57,7 @@ async def test_other_tasks_run_while_ddl_waits_for_an_index_to_become_active(mak
             finally:
                 paused.append(pausing.pop())
 
-        dbapi_connection.pause = watched
+        dbapi_connection.transport.pause = watched
 
     async with engine.begin() as conn:
         await conn.run_sync(table.create)
@@ -66,7 +66,9 @@ async def test_other_tasks_run_while_ddl_waits_for_an_index_to_become_active(mak
             await conn.run_sync(Index("by_g", table.c.g).create)
         async with engine.connect() as conn:
             described = await conn.run_sync(
-                lambda sync: control_plane.describe_table(sync.connection.dbapi_connection, table_name)
+                lambda sync: control_plane.describe_table(
+                    sync.connection.dbapi_connection.transport, table_name
+                )
             )
         assert [index["IndexStatus"] for index in described["GlobalSecondaryIndexes"]] == ["ACTIVE"]
         assert paused, "DynamoDB Local reported the index ACTIVE at once: nothing was waited for"

@@ -97,7 +97,7 @@ def test_a_descending_read_over_several_pages_comes_in_order(
         cur.page_size, cur.max_rows = page_size, max_rows
         cur.execute(descending(table), ["p"])
         assert cur.fetchall() == expected[:max_rows]
-    assert conn.descending_pages is False
+    assert conn.transport.descending_pages is False
 
 
 def test_pages_of_rows_of_a_descending_read_come_in_order(

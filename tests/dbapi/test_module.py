@@ -13,6 +13,7 @@ import pytest
 
 from sa_dynamo import dbapi
 from sa_dynamo.dbapi import errors
+from sa_dynamo.dbapi.transport.endpoint import is_loopback
 
 from .support import Table
 
@@ -89,7 +90,7 @@ def test_driver_never_imports_sqlalchemy_or_the_rest_of_the_package() -> None:
     ],
 )
 def test_is_loopback(endpoint_url: str | None, expected: bool) -> None:
-    assert dbapi.is_loopback(endpoint_url) is expected
+    assert is_loopback(endpoint_url) is expected
 
 
 @pytest.fixture

@@ -13,8 +13,10 @@ from typing import Any
 
 import pytest
 
-from sa_dynamo.dbapi import values, wire
+from sa_dynamo.dbapi import values
 from sa_dynamo.dbapi.paging import Pages
+from sa_dynamo.dbapi.transport import WIRE_ITEMS
+from sa_dynamo.dbapi.transport import botocore_wire as wire
 
 ITEMS = 20_000  # some 30 collections' worth of new containers at the default threshold of 700
 
@@ -60,7 +62,7 @@ def test_a_page_of_dynamodb_json_is_decoded_without_a_collection(collections: li
     with wire.wire_items():
         wire.take_wire_items(response, taken)
     assert len(collections) <= 1
-    assert len(taken["Items"]) == ITEMS and taken[wire.WIRE_ITEMS]
+    assert len(taken["Items"]) == ITEMS and taken[WIRE_ITEMS]
     # the rest of the answer as botocore would have parsed it, and nothing left for botocore
     assert (taken["NextToken"], taken["ConsumedCapacity"], response["body"]) == (
         "t",
@@ -71,7 +73,7 @@ def test_a_page_of_dynamodb_json_is_decoded_without_a_collection(collections: li
 
 
 def test_a_page_becomes_rows_without_a_collection(collections: list[int]) -> None:
-    pages = Pages(connection=None)  # type: ignore[arg-type]  # rows() reads no connection
+    pages = Pages(transport=None)  # type: ignore[arg-type]  # rows() sends nothing
     pages.names, pages.wire = ("sk", "n", "m"), True
     items = page(ITEMS)
     collections.clear()

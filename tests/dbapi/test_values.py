@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sa_dynamo import dbapi
+from sa_dynamo.dbapi.transport import WIRE_ITEMS
 from sa_dynamo.dbapi.values import deserialize
-from sa_dynamo.dbapi.wire import WIRE_ITEMS
 
 from .support import Table, fetch_dicts, quote, typed
 

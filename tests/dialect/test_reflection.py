@@ -156,10 +156,12 @@ def test_table_names_follow_list_tables_paging(engine, metadata, new_table_name)
         events = dbapi_connection.client.meta.events
         events.register("provide-client-params.dynamodb.ListTables", record)
         try:
-            paged = control_plane.list_tables(dbapi_connection, page_size=1)
+            paged = control_plane.list_tables(dbapi_connection.transport, page_size=1)
         finally:
             events.unregister("provide-client-params.dynamodb.ListTables", record)
-        assert paged == control_plane.list_tables(dbapi_connection) == inspect(conn).get_table_names()
+        assert (
+            paged == control_plane.list_tables(dbapi_connection.transport) == inspect(conn).get_table_names()
+        )
     assert set(names) <= set(paged)
     assert requests[0] == {"Limit": 1}
     # The last full page may still carry LastEvaluatedTableName, costing one empty request.

@@ -3,7 +3,7 @@ and synchronous tests run against the async driver.
 
 A test that depends on the ``driver`` fixture (tests/orm's engine, tests/dbapi/test_transactions.py's
 client) runs once per driver; on aiobotocore its engine is an AsyncEngine's ``sync_engine`` (its
-client an aiobotocore client adapted by sa_dynamo/dialect/aio_driver.py), and its whole protocol (fixtures, body,
+client an aiobotocore client adapted by sa_dynamo/dbapi/transport/aiobotocore.py), and its whole protocol (fixtures, body,
 teardown) runs under SQLAlchemy's ``greenlet_spawn`` on the session's loop, as
 ``AsyncSession.run_sync`` runs a function: each request of the driver is then awaited on
 aiobotocore. The same test bodies so cover both drivers, without a second copy.
@@ -22,7 +22,8 @@ from sqlalchemy import create_engine
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from sa_dynamo import dbapi
-from sa_dynamo.dialect import aio_driver
+from sa_dynamo.dbapi.transport.aiobotocore import AwaitedClient
+from sa_dynamo.dialect import aiobotocore
 from sa_dynamo.sqlalchemy_private import await_, greenlet_spawn, in_greenlet
 
 DRIVERS = ("boto3", "aiobotocore")
@@ -60,11 +61,11 @@ def client_for(driver: str, endpoint_url: str) -> Any:
     greenlet_spawn only). Close it with ``close_client``."""
     if driver == "boto3":
         return dbapi.connect(endpoint_url=endpoint_url).client
-    return aio_driver.connect(endpoint_url=endpoint_url).client
+    return aiobotocore.connect(endpoint_url=endpoint_url).client
 
 
 def close_client(client: Any) -> None:
-    if isinstance(client, aio_driver.AwaitedClient):
+    if isinstance(client, AwaitedClient):
         client.close()
 
 

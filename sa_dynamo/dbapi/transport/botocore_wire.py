@@ -18,16 +18,13 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from .values import collector_paused
+from ..values import collector_paused
+from . import WIRE_ITEMS
 
 # The operations whose bodies the driver encodes: the ones that carry statements or items.
 _ENCODED = frozenset(
     {"ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction", "BatchWriteItem", "BatchGetItem"}
 )
-
-# Marks a response whose Items are DynamoDB's JSON, taken before botocore's parser
-# (take_wire_items): read them with ``values.deserialize_wire``, else with ``values.deserialize``.
-WIRE_ITEMS = "sa_dynamo:wire_items"
 
 # The members of an ExecuteStatement answer whose JSON is what botocore's parser would make of
 # them (strings, and ConsumedCapacity's numbers and names); LastEvaluatedKey is AttributeValues,
@@ -41,14 +38,13 @@ _body: ContextVar[tuple[str, bytes] | None] = ContextVar("sa_dynamo_wire_body", 
 
 
 @contextmanager
-def encoded(client: Any, method: str, request: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """The parameters to call ``client.<method>`` with, for the body ``request``: within the
-    block, a stand-in with its statements and items left out, while the request's JSON, encoded
-    here, becomes the body sent (``put_encoded_body``); ``request`` as it is for an operation
-    that carries no statements or items. Only for a client that does not validate parameters:
-    a stand-in is not a valid request."""
-    operation = _operation(client, method)
-    body = _encode(request) if operation in _ENCODED else None
+def encoded(client: Any, operation: str, request: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The parameters to call ``client``'s method for ``operation`` with, for the body
+    ``request``: within the block, a stand-in with its statements and items left out, while the
+    request's JSON, encoded here, becomes the body sent (``put_encoded_body``); ``request`` as
+    it is for an operation that carries no statements or items. Only for a client that does not
+    validate parameters: a stand-in is not a valid request."""
+    body = _encode(request) if operation in _ENCODED and _speaks_json(client) else None
     if body is None:
         yield request
         return
@@ -59,11 +55,10 @@ def encoded(client: Any, method: str, request: dict[str, Any]) -> Iterator[dict[
         _body.reset(reset)
 
 
-def _operation(client: Any, method: str) -> str | None:
+def _speaks_json(client: Any) -> bool:
+    """False for a stand-in for a client, or one that speaks another protocol than this JSON."""
     meta = getattr(client, "meta", None)
-    if meta is None or meta.service_model.protocol != "json":
-        return None  # a stand-in for a client, or not the JSON this module writes
-    return meta.method_to_api_mapping.get(method)
+    return meta is not None and meta.service_model.protocol == "json"
 
 
 def _encode(request: dict[str, Any]) -> bytes | None:
@@ -102,9 +97,12 @@ def put_encoded_body(params: dict[str, Any], model: Any, **_: Any) -> None:
 
 
 @contextmanager
-def wire_items() -> Iterator[None]:
+def wire_items(wanted: bool = True) -> Iterator[None]:
     """Within it, this thread's (or task's) ExecuteStatement responses carry their Items as
-    DynamoDB's JSON."""
+    DynamoDB's JSON, if ``wanted``."""
+    if not wanted:
+        yield
+        return
     reset = _reading.set(True)
     try:
         yield

@@ -1,0 +1,219 @@
+"""The transaction buffer: the writes a connection holds until COMMIT, one action per item.
+
+A write of an item the transaction already wrote is merged with it (writes.merge), so COMMIT
+sends one ExecuteTransaction action per item. An UPDATE/DELETE whose WHERE the dialect hands
+over as a test is tested on the item first (read strongly consistently, once per transaction),
+so its rowcount is exact at once and a write that matches nothing is not held. The items the
+transaction wrote, as they will be once committed, are what its reads lay over what DynamoDB
+returns (``written``, overlay.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import batch, overlay, values, writes
+from . import statement as stmt
+from .errors import NotSupportedError, in_row
+from .tables import Tables
+from .transport import Transport
+
+log = logging.getLogger("sa_dynamo.dbapi")
+
+Test = Callable[[dict], bool]  # an UPDATE/DELETE's WHERE as a test of the item's Python values
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A write held for commit, and the transaction's writes it stands for (their positions in
+    the order executed: several when writes of one item were merged)."""
+
+    action: writes.Write | dict[str, Any]
+    rows: tuple[int, ...]
+
+
+class Buffer:
+    """The writes of one transaction, and the items as committed that it has read."""
+
+    def __init__(self, transport: Transport, tables: Tables, hide_parameters: bool = False):
+        self.transport = transport
+        self.tables = tables
+        self.hide_parameters = hide_parameters
+        self.discard()
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def discard(self) -> None:
+        """Forget every write held and every item read: a new transaction."""
+        self._pending: list[Pending] = []
+        self._writes: dict[tuple[str, str], Pending] = {}
+        self.merged_away: list[int] = []  # writes that cancelled out (an insert, then its delete)
+        self._executed = 0  # writes executed in this transaction
+        # items as committed, read in this transaction: (table, key) -> AttributeValues or None
+        self._committed: dict[tuple[str, overlay.Key], overlay.Item | None] = {}
+
+    def take(self) -> tuple[list[Pending], list[int]]:
+        """The writes to commit and those merged away, leaving the buffer empty."""
+        held, merged_away = self._pending, self.merged_away
+        self.discard()
+        return held, merged_away
+
+    def hold(
+        self,
+        kind: str,
+        statements: list[tuple[str, dict[str, Any]]],
+        tests: Sequence[Test | None] | None = None,
+    ) -> list[int]:
+        """Hold writes for commit, each merged with an earlier write of the same item; their
+        rowcounts: what a successful commit guarantees, or what the merge already decided. All
+        or none: when one fails its checks, the buffer stays as it was.
+
+        ``tests`` holds each UPDATE/DELETE's WHERE as a test of the item: the items are read
+        (consistently, one BatchGetItem for the rows of an executemany) and tested first, so the
+        rowcount is exact at once, and a write whose WHERE matches nothing is not held (SQL:
+        zero rows, the transaction goes on)."""
+        rows = len(statements)
+        held = []
+        for row, (operation, body) in enumerate(statements):
+            with in_row(row, rows):
+                held.append(self._checked(kind, operation, body))
+        tests = tests or [None] * rows
+        if rows == 1:
+            return [self._hold(kind, *held[0], tests[0])]  # checked: it fails before changing anything
+        tested = [
+            w
+            for (_, w), test in zip(held, tests, strict=True)
+            if test and w and w.identity not in self._writes
+        ]
+        for table in {w.table for w in tested}:
+            keys = [w.key for w in tested if w.table == table]
+            self._read_committed(table, keys, f"this {kind} tests, to count the rows it matches")
+        saved = (list(self._pending), dict(self._writes), list(self.merged_away), self._executed)
+        # a failed row leaves the buffer as it was; what was read of the committed items stays true
+        counts = []
+        try:
+            for row, ((body, write), test) in enumerate(zip(held, tests, strict=True)):
+                with in_row(row, rows):
+                    counts.append(self._hold(kind, body, write, test))
+            return counts
+        except Exception:
+            self._pending, self._writes, self.merged_away, self._executed = saved
+            raise
+
+    def _checked(
+        self, kind: str, operation: str, body: dict[str, Any]
+    ) -> tuple[dict[str, Any], writes.Write | None]:
+        """The request a write is held as, and its canonical form once checked (Tables.checked)."""
+        if kind == "DELETE":
+            operation = stmt.without_returning_old(operation)
+            body = dict(body, Statement=operation)
+        elif stmt.has_returning(operation):
+            raise NotSupportedError(
+                "RETURNING cannot run inside a DynamoDB transaction: use isolation_level='AUTOCOMMIT' for this statement"
+            )
+        return body, self.tables.checked(operation, body)
+
+    def _hold(
+        self, kind: str, body: dict[str, Any], write: writes.Write | None, test: Test | None = None
+    ) -> int:
+        row = self._executed
+        earlier = self._writes.get(write.identity) if write is not None else None
+        if test is not None and write is not None and kind != "INSERT":
+            before = earlier.action if earlier is not None else None
+            needs_committed = before is None or before.kind == "UPDATE"
+            committed = self.committed_item(write.table, write.key) if needs_committed else None
+            current = committed if before is None else overlay.image(before, committed)
+            if current is None or not test(values.deserialize_item(current)):
+                self._executed += 1
+                return 0
+            if earlier is not None:  # its WHERE held for the item as this transaction left it
+                write = writes.settled(write, earlier.action)
+            elif kind == "DELETE":  # an item deleted by someone else meanwhile makes the commit fail
+                write = writes.while_present(write)
+        if earlier is None:
+            held = Pending(write or body, (row,))
+            if write is not None:
+                self._writes[write.identity] = held
+            self._pending.append(held)
+            self._executed += 1
+            # A failed UPDATE condition cancels the whole commit, so a committed UPDATE matched
+            # one item. A DELETE of a missing item commits silently, so without the read its
+            # count is unknown.
+            return -1 if kind == "DELETE" and test is None else 1
+        if write.kind == "INSERT" and earlier.action.kind == "DELETE":
+            # deleted, then inserted anew: one action that leaves the item as the INSERT writes it
+            committed = self.committed_item(write.table, write.key)
+            merged, rowcount = writes.reinserted(earlier.action, write, committed), 1
+        else:
+            merged, rowcount = writes.merge(earlier.action, write, self.hide_parameters)
+        if merged is None and self.committed_item(write.table, write.key) is not None:
+            raise writes.stored_twice(write, self.hide_parameters)
+        if merged is not None:  # e.g. an UPDATE that grows an inserted item past 400 KB
+            self.tables.check(merged)
+        position = next(i for i, pending in enumerate(self._pending) if pending is earlier)
+        if merged is None:
+            del self._pending[position]
+            del self._writes[write.identity]
+            self.merged_away += [*earlier.rows, row]
+        else:
+            self._pending[position] = self._writes[write.identity] = Pending(merged, (*earlier.rows, row))
+        self._executed += 1
+        return rowcount
+
+    def committed_item(self, table: str, key: tuple[tuple[str, dict], ...]) -> overlay.Item | None:
+        """The item as committed (AttributeValues) or None, read strongly consistently (one
+        GetItem) the first time this transaction needs it."""
+        known = (table, overlay.key_of(dict(key), (name for name, _ in key)))
+        if known not in self._committed:
+            where = " AND ".join(f"{writes.quote(name)} = ?" for name, _ in key)
+            statement = f"SELECT * FROM {writes.quote(table)} WHERE {where}"
+            log.info("%s -- the item as committed, read once for this transaction", statement)
+            body = {"Statement": statement, "Parameters": [value for _, value in key], "ConsistentRead": True}
+            items = self.transport.send("ExecuteStatement", body).get("Items", [])
+            self._committed[known] = items[0] if items else None
+        return self._committed[known]
+
+    def _read_committed(self, table: str, keys: list[tuple[tuple[str, dict], ...]], why: str) -> None:
+        """Read the items as committed under ``keys`` that this transaction has not read yet,
+        strongly consistently, with one BatchGetItem per 100 (``why``: for the log)."""
+        names = self.tables.key_names(table)
+        unread = {}
+        for key in keys:
+            known = overlay.key_of(dict(key), names)
+            if (table, known) not in self._committed:
+                unread[known] = key
+        if not unread:
+            return
+        log.info("BatchGetItem of %d items %s", len(unread), why)
+        found = batch.read_items(self.transport, table, [dict(key) for key in unread.values()])
+        self._committed.update(((table, k), None) for k in unread)
+        self._committed.update(((table, overlay.key_of(item, names)), item) for item in found)
+
+    def written(self, table: str) -> dict[overlay.Key, overlay.Item | None] | None:
+        """The items of ``table`` this transaction wrote, by key, as they will be once committed
+        (None: deleted); None when it wrote none. The committed items that UPDATEs change are
+        read first, strongly consistently, with one BatchGetItem per 100."""
+        held = [p.action for p in self._pending if _table_of(p.action) == table]
+        if not held:
+            return None
+        if not all(isinstance(action, writes.Write) for action in held):
+            raise NotSupportedError(
+                f"this transaction holds a write to {table!r} in a form the driver cannot lay over "
+                "its reads, so a read of that table cannot see it: commit before reading, or write "
+                "with the canonical INSERT/UPDATE/DELETE forms the dialect emits"
+            )
+        keyed = {overlay.key_of(dict(w.key), self.tables.key_names(table)): w for w in held}
+        updated = [w.key for w in keyed.values() if w.kind == "UPDATE"]
+        self._read_committed(table, updated, "this transaction updates, to show its reads their new values")
+        return {k: overlay.image(w, self._committed.get((table, k))) for k, w in keyed.items()}
+
+
+def _table_of(action: writes.Write | dict[str, Any]) -> str | None:
+    if isinstance(action, writes.Write):
+        return action.table
+    found = stmt.source(action["Statement"])
+    return found[0] if found else None
