@@ -16,11 +16,12 @@ from typing import Any
 
 from sqlalchemy.sql import elements, functions, operators
 
+from ...dbapi.values import received
 from ...sqlalchemy_private import bind_processors
 from .normal_form import _attribute_first
 
 _MISSING = object()
-Values = Callable[[Any], Any]  # a bind parameter -> its value as sent
+Values = Callable[[Any], Any]  # a bind parameter -> its value as DynamoDB receives it
 Test = Callable[[Mapping[str, Any], Values], bool]
 
 _ORDERED = {
@@ -258,25 +259,43 @@ def _test(clause: Any) -> Test:
 def values_of(
     compiled: Any, parameters: Mapping[str, Any], expanded: Mapping[str, list[str]] | None = None
 ) -> Values:
-    """The value each bind parameter of ``compiled`` has as sent, given one execution's
-    parameters by name; ``expanded`` names the parameters an IN list became at execution (its
-    values each processed as its own)."""
+    """The value each bind parameter of ``compiled`` has as DynamoDB receives it, given one
+    execution's parameters by name; ``expanded`` names the parameters an IN list became at
+    execution (its values each processed as its own).
+
+    As received: the column type's bind processor, then the driver's AttributeValue, read back
+    as an item's attributes are. So the float 0.7 a Float column sends is the number 0.7, equal
+    to the stored Decimal("0.7") as DynamoDB says, not the binary fraction nearest to it."""
     processors = bind_processors(compiled)
     names = compiled.bind_names
     by_key = {bind.key: name for bind, name in names.items()}
+    known: dict[str, Any] = {}
 
     def value(bind: Any) -> Any:
         name = names.get(bind) or by_key[bind.key]
-        process = processors.get(name)
-        if bind.expanding:
-            listed = parameters[name] if name in parameters else _expanded(bind, parameters, expanded[name])
-            if isinstance(process, (tuple, list)):  # a tuple IN: one processor per element
-                return [tuple(p(e) if p else e for p, e in zip(process, v, strict=True)) for v in listed]
-            return [process(v) if process else v for v in listed]
-        raw = parameters[name]
-        return process(raw) if process else raw
+        if name not in known:
+            known[name] = _value(bind, name, processors.get(name), parameters, expanded)
+        return known[name]
 
     return value
+
+
+def _value(
+    bind: Any,
+    name: str,
+    process: Any,
+    parameters: Mapping[str, Any],
+    expanded: Mapping[str, list[str]] | None,
+) -> Any:
+    if bind.expanding:
+        listed = parameters[name] if name in parameters else _expanded(bind, parameters, expanded[name])
+        if isinstance(process, (tuple, list)):  # a tuple IN: one processor per element
+            return [
+                tuple(received(p(e) if p else e) for p, e in zip(process, v, strict=True)) for v in listed
+            ]
+        return [received(process(v) if process else v) for v in listed]
+    raw = parameters[name]
+    return received(process(raw) if process else raw)
 
 
 def _expanded(bind: Any, parameters: Mapping[str, Any], names: list[str]) -> list[Any]:
