@@ -29,8 +29,9 @@ class Plan:
 
     ``operation`` is GetItem (the whole key pinned), BatchGetItem (a list of whole keys, read
     as single-item SELECTs 25 per BatchExecuteStatement), Query (the partition key pinned by =
-    or IN), Scan (neither), or PutItem/UpdateItem/DeleteItem for writes. ``reason`` says why a
-    read is a Scan, why no index served it, or how many requests a BatchGetItem makes.
+    or IN), Scan (neither), or PutItem/UpdateItem/DeleteItem for writes; None when the WHERE
+    matches no item and nothing is sent. ``reason`` says why a read is a Scan, why no index
+    served it, or how many requests a BatchGetItem makes.
     """
 
     operation: str
@@ -58,6 +59,10 @@ class Plan:
         return replace(
             self, key_condition=sent(self.key_condition), filter=sent(self.filter), partiql=partiql
         )
+
+    def nothing_sent(self) -> Plan:
+        """The plan of an execution whose WHERE matches no item: nothing is sent."""
+        return replace(self, operation="None", reason="the WHERE matches no item: nothing is sent")
 
     def summary(self) -> str:
         """One line for the log."""

@@ -163,7 +163,8 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             self.cursor.hidden_columns = 0  # the client read drops them after sorting
         plan = compiled.dynamodb_plan if batch is None else batch.plan
         if plan is not None:
-            self._guard(batch_note(self._finished_plan(compiled, plan), batch, len(self.parameters[0])))
+            finished = batch_note(self._finished_plan(compiled, plan), batch, len(self.parameters[0]))
+            self._guard(finished.nothing_sent() if self.dynamodb_no_rows else finished)
 
     def _batch_read(self, compiled: Any) -> BatchGet | None:
         """A key list read as a batch of single-item SELECTs (always for tuple_(...).in_(), for

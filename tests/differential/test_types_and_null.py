@@ -20,10 +20,15 @@ from sqlalchemy import (
     Integer,
     MetaData,
     Numeric,
+    String,
     Table,
+    bindparam,
     create_engine,
+    delete,
+    func,
     insert,
     select,
+    text,
     update,
 )
 
@@ -106,3 +111,78 @@ def test_float_columns_compare_as_sent_inside_a_transaction(engines, table_name)
     expected, actual = on_both(engines, t, committed, run)
     assert actual == expected
     assert expected[0] == [1, 1, 1, 1, 1, 1, 0]
+
+
+@pytest.fixture
+def strings(table_name: str) -> Table:
+    return Table(
+        table_name,
+        MetaData(),
+        Column("pk", String, primary_key=True),
+        Column("sk", Integer, primary_key=True),
+        Column("s", String),
+        Column("n", Integer),
+    )
+
+
+STRING_ROWS = [
+    {"pk": "a", "sk": 1, "s": "x", "n": 1},
+    {"pk": "a", "sk": 2, "s": "y", "n": 2},
+    {"pk": "a", "sk": 3, "s": None, "n": 3},
+]
+
+
+def test_count_of_a_where_that_matches_nothing_is_one_row_of_zero(engines, strings):
+    """A WHERE the compiler or the execution knows matches nothing sends nothing, and COUNT
+    still answers its one row, as SQL's does."""
+    t = strings
+
+    def run(engine: Engine) -> Any:
+        with engine.connect() as conn:
+            counts = [
+                conn.execute(select(func.count()).select_from(t).where(*where)).all()
+                for where in [
+                    (t.c.pk == "a", t.c.sk.between(9, 1)),
+                    (t.c.pk.is_(None),),
+                    (t.c.pk == "a", t.c.sk.is_(None)),
+                    (t.c.pk == "a", t.c.sk > 1),  # not empty: a control
+                ]
+            ]
+            counts.append(conn.execute(select(func.count(t.c.s)).where(t.c.pk.is_(None))).all())
+            for sql in (
+                f"SELECT count(*) FROM {t.name} WHERE pk IS NULL",
+                f"SELECT count(*) FROM {t.name} WHERE pk = 'a' AND sk BETWEEN 9 AND 1",
+            ):
+                counts.append(conn.execute(text(sql)).all())
+        return counts
+
+    expected, actual = on_both(engines, t, STRING_ROWS, run)
+    assert actual == expected
+    assert expected[0] == [(0,)]
+
+
+def test_writes_whose_where_matches_nothing_count_zero(engines, strings):
+    """An UPDATE or DELETE whose WHERE matches nothing counts 0 rows and sends nothing, in a
+    transaction and in AUTOCOMMIT, one statement or an executemany."""
+    t = strings
+    nothing = [
+        (t.c.pk == "a", t.c.sk == 1, t.c.pk.is_(None)),
+        (t.c.pk == "a", t.c.sk.is_(None)),
+        (t.c.pk.is_(None),),
+    ]
+
+    def run(engine: Engine) -> Any:
+        counts = []
+        for level in ("AUTOCOMMIT", "SERIALIZABLE"):
+            with engine.connect().execution_options(isolation_level=level) as conn:
+                for where in nothing:
+                    counts.append(conn.execute(update(t).where(*where).values(n=7)).rowcount)
+                    counts.append(conn.execute(delete(t).where(*where)).rowcount)
+                many = delete(t).where(t.c.pk == bindparam("p"), t.c.sk == bindparam("k"), t.c.pk.is_(None))
+                counts.append(conn.execute(many, [{"p": "a", "k": 1}, {"p": "a", "k": 2}]).rowcount)
+                conn.commit()
+        return counts, final(engine, t)
+
+    expected, actual = on_both(engines, t, STRING_ROWS, run)
+    assert actual == expected
+    assert set(expected[0]) == {0}

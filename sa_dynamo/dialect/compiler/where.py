@@ -94,7 +94,8 @@ class WhereCompiler(ConditionCompiler):
             if partition_or and len(hash_term.clauses) > MAX_PARTITION_KEYS:
                 range_term = None
         partitions_in = partition_or and range_term is not None
-        if full_key and (hash_term is None or (keys.range_key is not None and range_term is None)):
+        partial = hash_term is None or (keys.range_key is not None and range_term is None)
+        if full_key and partial and not self.dynamodb_always_empty:  # else nothing is sent
             names = ", ".join(c.name for c in keys.columns)
             self._refuse(
                 f"{full_key} without equality on the whole primary key ({names})",
