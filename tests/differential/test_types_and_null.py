@@ -9,6 +9,7 @@ DELETE tests the item it reads first: the cases run there too, so both sides of 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -27,10 +28,16 @@ from sqlalchemy import (
     delete,
     func,
     insert,
+    or_,
     select,
     text,
     update,
 )
+from sqlalchemy.exc import CompileError
+from support.sent import requests_sent
+
+from sa_dynamo.dialect.base import DynamoDBDialect
+from sa_dynamo.dialect.compiler.predicate import values_of
 
 
 @pytest.fixture
@@ -132,6 +139,76 @@ STRING_ROWS = [
 ]
 
 
+def test_none_in_in_lists(engines, strings):
+    """SQL's x NOT IN (a, NULL) is never TRUE, and x IN (a, NULL) is x = a: outside and inside a
+    transaction (whose own writes the predicate tests), in reads and in UPDATEs."""
+    t = strings
+    conditions = [
+        t.c.s.not_in(["x", None]),
+        t.c.s.not_in([None]),
+        t.c.s.in_([None]),
+        t.c.s.in_(["x", None]),
+        ~t.c.s.in_(["x", None]),
+        ~t.c.s.not_in(["z", None]),
+        t.c.sk.in_([2, None]),
+        t.c.sk.not_in([1, None]),
+    ]
+
+    sql = [
+        f"SELECT sk FROM {t.name} WHERE pk = 'a' AND s {test}" for test in ("NOT IN ('x', NULL)", "IN (NULL)")
+    ]
+
+    def reads(conn: Any) -> list[list[int]]:
+        return [sorted(conn.scalars(select(t.c.sk).where(t.c.pk == "a", c))) for c in conditions] + [
+            sorted(conn.scalars(text(statement).columns(t.c.sk))) for statement in sql
+        ]
+
+    def run(engine: Engine) -> Any:
+        with engine.connect() as conn:
+            outside = reads(conn)
+            counts = [
+                conn.execute(update(t).where(t.c.pk == "a", t.c.sk == 2, c).values(n=9)).rowcount
+                for c in (t.c.s.not_in(["x", None]), t.c.s.in_([None]), t.c.s.in_(["y", None]))
+            ]
+            conn.commit()
+        with engine.begin() as conn:
+            conn.execute(insert(t), {"pk": "a", "sk": 4, "s": "z", "n": 4})
+            conn.execute(update(t).where(t.c.pk == "a", t.c.sk == 1).values(s="w"))
+            inside = reads(conn)
+            counts += [
+                conn.execute(update(t).where(t.c.pk == "a", t.c.sk == 4, c).values(n=8)).rowcount
+                for c in (t.c.s.not_in(["x", None]), t.c.s.in_([None]), t.c.s.in_(["z", None]))
+            ]
+            counts.append(
+                conn.execute(delete(t).where(t.c.pk == "a", t.c.sk == 1, t.c.s.not_in([None]))).rowcount
+            )
+        return outside, inside, counts, final(engine, t)
+
+    expected, actual = on_both(engines, t, STRING_ROWS, run)
+    assert actual == expected
+    assert expected[2] == [0, 0, 1, 0, 0, 1, 0]
+
+
+def test_none_in_a_list_below_an_or_is_refused_before_sending(engines, strings):
+    """Below an OR a test that is never TRUE cannot be left out of the PartiQL: refused."""
+    t = strings
+    query = select(t.c.sk).where(t.c.pk == "a", or_(t.c.s.not_in(["x", None]), t.c.n == 1))
+
+    def run(engine: Engine) -> Any:
+        with engine.connect() as conn:
+            if engine.dialect.name == "sqlite":
+                return conn.scalars(query).all()
+            client = conn.connection.dbapi_connection.client
+            refused = pytest.raises(CompileError, match="NOT IN with None in its list below an OR")
+            with requests_sent(client) as sent, refused:
+                conn.execute(query)
+            return sent
+
+    rows, sent = on_both(engines, t, STRING_ROWS, run)
+    assert rows == [1]
+    assert sent == []
+
+
 def test_count_of_a_where_that_matches_nothing_is_one_row_of_zero(engines, strings):
     """A WHERE the compiler or the execution knows matches nothing sends nothing, and COUNT
     still answers its one row, as SQL's does."""
@@ -145,6 +222,7 @@ def test_count_of_a_where_that_matches_nothing_is_one_row_of_zero(engines, strin
                     (t.c.pk == "a", t.c.sk.between(9, 1)),
                     (t.c.pk.is_(None),),
                     (t.c.pk == "a", t.c.sk.is_(None)),
+                    (t.c.pk == "a", t.c.s.not_in(["y", None])),
                     (t.c.pk == "a", t.c.sk > 1),  # not empty: a control
                 ]
             ]
@@ -169,6 +247,7 @@ def test_writes_whose_where_matches_nothing_count_zero(engines, strings):
         (t.c.pk == "a", t.c.sk == 1, t.c.pk.is_(None)),
         (t.c.pk == "a", t.c.sk.is_(None)),
         (t.c.pk.is_(None),),
+        (t.c.pk == "a", t.c.sk == 1, t.c.s.not_in(["q", None])),
     ]
 
     def run(engine: Engine) -> Any:
@@ -186,3 +265,29 @@ def test_writes_whose_where_matches_nothing_count_zero(engines, strings):
     expected, actual = on_both(engines, t, STRING_ROWS, run)
     assert actual == expected
     assert set(expected[0]) == {0}
+
+
+def test_the_predicate_of_a_list_with_none_selects_sqlites_rows(strings):
+    """The Python predicate is exact where the PartiQL is refused (below an OR) too."""
+    t = strings
+    dialect = DynamoDBDialect()
+    stored = [
+        {"pk": "a", "sk": Decimal(row["sk"]), "n": Decimal(row["n"])} | ({"s": row["s"]} if row["s"] else {})
+        for row in STRING_ROWS
+    ]
+    sqlite = create_engine("sqlite://")
+    t.metadata.create_all(sqlite)
+    with sqlite.begin() as conn:
+        conn.execute(insert(t), STRING_ROWS)
+        for condition in [
+            t.c.s.not_in(["x", None]),
+            or_(t.c.s.not_in(["x", None]), t.c.n == 1),
+            or_(t.c.s.in_([None]), t.c.n == 2),
+            ~or_(t.c.s.in_(["y", None]), t.c.n == 1),
+            t.c.s.in_(["x", None]),
+        ]:
+            query = select(t.c.sk).where(condition)
+            compiled = query.compile(dialect=dialect)
+            values = values_of(compiled, compiled.construct_params())
+            matched = sorted(int(item["sk"]) for item in stored if compiled.dynamodb_predicate(item, values))
+            assert matched == sorted(conn.scalars(query)), str(condition)

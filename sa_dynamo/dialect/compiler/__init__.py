@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy.sql import compiler
 
+from .conditions import null_in_list
 from .like import like_prefix
 from .statements import DynamoDBCompiler
 from .templates import DMLTemplate, not_in_as_chain, operator_count
@@ -21,6 +22,7 @@ __all__ = [
     "DynamoDBIdentifierPreparer",
     "like_prefix",
     "not_in_as_chain",
+    "null_in_list",
     "operator_count",
 ]
 

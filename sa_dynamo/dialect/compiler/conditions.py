@@ -66,6 +66,24 @@ _STRING_TESTS = {
 }
 
 
+def in_list(binary: Any) -> Any:
+    """The expanding parameter of an IN or NOT IN test (a Python list given to in_()), or None."""
+    right = binary.right
+    if isinstance(right, elements.Grouping):
+        right = right.element
+    return right if isinstance(right, elements.BindParameter) and right.expanding else None
+
+
+def null_in_list(parameter: Any, values: list[Any]) -> str | None:
+    """What makes an IN or NOT IN test of ``values`` (its list as given) never TRUE in SQL, or
+    None: SQL's x NOT IN (a, NULL) is NULL or FALSE for every x, and so is x IN (NULL)."""
+    if parameter.expand_op is operators.not_in_op and any(v is None for v in values):
+        return "NOT IN with None in its list"
+    if parameter.expand_op is operators.in_op and values and all(v is None for v in values):
+        return "IN with only None in its list"
+    return None
+
+
 class ConditionCompiler(ExpressionCompiler):
     """Each test a WHERE holds (where.py arranges them into key conditions and a filter)."""
 
@@ -197,15 +215,15 @@ class ConditionCompiler(ExpressionCompiler):
         return f"(attribute_exists({left}) AND {left} <> NULL)"
 
     def _in(self, binary, **kw) -> str:
-        right = binary.right
-        if isinstance(right, elements.Grouping):
-            right = right.element
-        if not (isinstance(right, elements.BindParameter) and right.expanding):
+        right = in_list(binary)
+        if right is None:
             self._refuse("IN with a subquery or expression list", "pass a Python list of values to in_()")
         # The expanding parameter renders as "(?, ?, ...)"; PartiQL lists are "[?, ?, ...]".
         values = self.process(right, **kw)
         if values.startswith("(") and values.endswith(")"):
             values = values[1:-1]
+        # where.py marks the lists of the WHERE's top-level terms (see null_in_list)
+        self.dynamodb_in_lists.setdefault(self.bind_names[right], False)
         return f"{self.process(binary.left, **kw)} IN [{values}]"
 
     def visit_in_op_binary(self, binary, operator, **kw):
@@ -230,6 +248,11 @@ class ConditionCompiler(ExpressionCompiler):
         self._refuse("IN with an empty list", "skip the query when the list is empty (it matches no row)")
 
     def _literal_execute_expanding_parameter(self, name, parameter, values, **kw):
+        if parameter.expand_op is operators.in_op and any(v is not None for v in values):
+            # SQL's x IN (a, NULL) is TRUE where x = a and never else; PartiQL's NULL matches a
+            # stored NULL. A list of None only, or NOT IN with one, is never TRUE: the
+            # execution decides it (null_in_list) and sends nothing.
+            values = [v for v in values if v is not None]
         batch = self.dynamodb_batch_get
         if batch is not None and name == batch.keys:
             return super()._literal_execute_expanding_parameter(

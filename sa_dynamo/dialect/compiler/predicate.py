@@ -137,9 +137,12 @@ def _binary(clause: elements.BinaryExpression) -> Test:
         listed = _bound(clause.right)
 
         def member(item: Mapping[str, Any], values: Values) -> bool:
-            stored = operand(item, values)
-            found = any(_compare(operators.eq, stored, v) for v in listed(values))
-            return found if op is operators.in_op else _present(stored) and not found
+            stored, candidates = operand(item, values), listed(values)
+            found = any(_compare(operators.eq, stored, v) for v in candidates)
+            if op is operators.in_op:
+                return found
+            # x NOT IN (a, NULL) is x <> a AND x <> NULL: never TRUE
+            return _present(stored) and not found and all(v is not None for v in candidates)
 
         return member
     if op in (operators.between_op, operators.not_between_op):

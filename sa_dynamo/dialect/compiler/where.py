@@ -17,7 +17,7 @@ from sqlalchemy.sql.selectable import Join
 from ...limits import MAX_PARTITION_KEYS
 from ..key_schema import KeySchema
 from .access_path import RANGE_KEY_OPERATORS
-from .conditions import ConditionCompiler
+from .conditions import ConditionCompiler, in_list
 from .normal_form import _table_of, is_on, is_partition_or, key_tuple_in, terms_of
 from .predicate import predicate_of
 
@@ -56,6 +56,10 @@ class WhereCompiler(ConditionCompiler):
         the text so that a refused construct is refused in the compiler's words."""
         terms = self._terms = self._where_terms(criteria)
         text = self._render_where(keys, terms, full_key, table_hash, **kw)
+        for term in terms:
+            listed = in_list(term) if isinstance(term, elements.BinaryExpression) else None
+            if listed is not None and listed in self.bind_names:
+                self.dynamodb_in_lists[self.bind_names[listed]] = True
         self.dynamodb_predicate = (
             (lambda item, values: False) if self.dynamodb_always_empty else predicate_of(terms)
         )
