@@ -7,12 +7,11 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from sqlalchemy import String, false, literal, true
+from sqlalchemy import String, false, true
 from sqlalchemy.sql import elements, functions, operators, sqltypes
 
 from ...limits import MAX_IN_OPERANDS, MAX_PARTITION_KEYS
 from ...sqlalchemy_private import retyped
-from ..types import attribute_type
 from .expressions import ExpressionCompiler
 from .like import LIKE_METHODS, LikeEscaped, LikePrefix
 from .normal_form import (
@@ -93,20 +92,9 @@ class ConditionCompiler(ExpressionCompiler):
     def _is_key(self, clause: Any) -> bool:
         """A key attribute of what is read: every item has it, so it needs no presence guard,
         and DynamoDB Local fails IS [NOT] MISSING and attribute_exists() on it."""
-        return getattr(clause, "primary_key", False) or self._is_index_key(clause)
-
-    def _is_index_key(self, clause: Any) -> bool:
-        return isinstance(clause, elements.ColumnClause) and clause.name in self._index_keys
-
-    def _has_key_type(self, column: Any, **kw: Any) -> str:
-        """A test true for every item of an index read: reading an index, DynamoDB Local rejects
-        ``<> NULL`` and ``IS NULL`` on its key attributes, and accepts attribute_type()."""
-        code = attribute_type(column.type)
-        tests = [
-            f"attribute_type({self.process(column, **kw)}, {self.process(literal(c, String()), **kw)})"
-            for c in ([code] if code else ["S", "N", "B"])
-        ]
-        return tests[0] if len(tests) == 1 else f"({' OR '.join(tests)})"
+        return getattr(clause, "primary_key", False) or (
+            isinstance(clause, elements.ColumnClause) and clause.name in self._index_keys
+        )
 
     def _guarded(self, binary, text: str, **kw) -> str:
         # PartiQL: a negated test is TRUE when the attribute is missing or stored as NULL (as
@@ -195,9 +183,6 @@ class ConditionCompiler(ExpressionCompiler):
         left = self.process(binary.left, **kw)
         if not isinstance(binary.right, elements.Null):
             self._refuse("IS with a value other than NULL", "compare with == instead")
-        if self._is_index_key(binary.left):
-            self._unordered(f"IS NULL on the key attribute {binary.left.name!r} of the index read")
-            return f"NOT {self._has_key_type(binary.left, **kw)}"  # never true
         if self._is_key(binary.left):
             return f"{left} IS NULL"  # never true: a key always has a value
         return f"({left} IS NULL OR {left} IS MISSING)"
@@ -208,8 +193,6 @@ class ConditionCompiler(ExpressionCompiler):
             self._refuse("IS NOT with a value other than NULL", "compare with != instead")
         # <> NULL is TRUE for any stored value but NULL, and DynamoDB Local accepts it beside
         # ORDER BY, where IS NOT NULL fails.
-        if self._is_index_key(binary.left):
-            return self._has_key_type(binary.left, **kw)
         if self._is_key(binary.left):
             return f"{left} <> NULL"
         return f"(attribute_exists({left}) AND {left} <> NULL)"

@@ -43,8 +43,9 @@ class WhereCompiler(ConditionCompiler):
         )
 
     def _where_terms(self, criteria: Any) -> list[Any]:
-        """The WHERE's terms with constant TRUE dropped; a constant FALSE means no row can match."""
-        terms = terms_of(criteria)
+        """The WHERE's terms with constant TRUE dropped; a constant FALSE means no row can match.
+        Reading an index, its key attributes are in every item read: IS [NOT] NULL of them folds."""
+        terms = terms_of(criteria, self._index_keys)
         if any(isinstance(t, elements.False_) for t in terms):
             self.dynamodb_always_empty = True
         return [t for t in terms if not isinstance(t, (elements.True_, elements.False_))]
