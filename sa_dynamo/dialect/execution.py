@@ -267,7 +267,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             return
         if log.isEnabledFor(logging.INFO):
             log.info(plan.summary())
-        if plan.operation != "Scan":
+        if plan.operation != "Scan" or self.dynamodb_no_rows:  # nothing is read
             return
         policy = self._scan_policy()
         if policy not in SCAN_POLICIES:
