@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import (
+    JSON,
     Column,
     Double,
     Engine,
@@ -36,6 +37,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import CompileError
 from support.sent import requests_sent
 
+from sa_dynamo import NumberSet, StringSet
 from sa_dynamo.dialect.base import DynamoDBDialect
 from sa_dynamo.dialect.compiler.predicate import values_of
 
@@ -291,3 +293,45 @@ def test_the_predicate_of_a_list_with_none_selects_sqlites_rows(strings):
             values = values_of(compiled, compiled.construct_params())
             matched = sorted(int(item["sk"]) for item in stored if compiled.dynamodb_predicate(item, values))
             assert matched == sorted(conn.scalars(query)), str(condition)
+
+
+def test_documents_and_sets_compare_inside_a_transaction_as_dynamodb_does(engine, table_name):
+    """SQLite has no sets and compares JSON as text, so DynamoDB judges its own: an item the
+    transaction wrote matches a whole-value comparison exactly where its committed twin does."""
+    t = Table(
+        table_name,
+        MetaData(),
+        Column("pk", String, primary_key=True),
+        Column("tags", StringSet),
+        Column("nums", NumberSet),
+        Column("doc", JSON),
+    )
+    doc = {"k": 1, "n": None, "l": [1, "a"]}
+    rows = [
+        {"pk": "a", "tags": {"x", "y"}, "nums": {1, Decimal("2.5")}, "doc": doc},
+        {"pk": "b", "tags": {"x"}, "nums": {2}, "doc": [1, True]},
+    ]
+    conditions = [
+        t.c.tags == {"y", "x"},
+        t.c.nums == {2.5, 1},
+        t.c.doc == {"k": 1.0, "n": None, "l": [1, "a"]},
+        t.c.doc == {"k": True, "n": None, "l": [1, "a"]},
+        t.c.doc == {"k": 1, "l": [1, "a"]},
+        t.c.doc == [1, True],
+        t.c.doc == [1, 1],
+        t.c.doc != doc,
+    ]
+    t.create(engine)
+    try:
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT", dynamodb_scan="allow") as conn:
+            conn.execute(insert(t), rows)
+            committed = [sorted(conn.scalars(select(t.c.pk).where(c))) for c in conditions]
+        with engine.begin() as conn:
+            conn.execute(insert(t), [{**row, "pk": row["pk"] + "2"} for row in rows])
+            scan = conn.execution_options(dynamodb_scan="allow")
+            written = [sorted(scan.scalars(select(t.c.pk).where(c))) for c in conditions]
+            conn.rollback()
+    finally:
+        t.drop(engine)
+    assert written == [sorted(keys + [key + "2" for key in keys]) for keys in committed]
+    assert committed == [["a"], ["a"], ["a"], [], [], ["b"], [], ["b"]]  # DynamoDB's answers, for the record

@@ -48,10 +48,33 @@ def _kind(value: Any) -> type | None:
 def _compare(op: Any, stored: Any, value: Any) -> bool:
     if stored is _MISSING or stored is None or value is None:
         return False
+    if op is operators.eq and isinstance(stored, _DOCUMENTS):
+        return _equal(stored, value)
     kind = _kind(stored)
     if kind is None or kind is not _kind(value) or (kind is bool and op not in (operators.eq, operators.ne)):
         return False
     return _ORDERED[op](stored, value)
+
+
+_DOCUMENTS = (dict, list, set, frozenset)
+
+
+def _equal(stored: Any, value: Any) -> bool:
+    """DynamoDB's = of a map, list or set with a value: the same type throughout, equal values
+    (a NULL inside equals NULL; 1 inside a map is not TRUE)."""
+    if isinstance(stored, dict):
+        return (
+            isinstance(value, dict)
+            and stored.keys() == value.keys()
+            and all(_equal(stored[k], value[k]) for k in stored)
+        )
+    if isinstance(stored, list):
+        return isinstance(value, list) and len(stored) == len(value) and all(map(_equal, stored, value))
+    if isinstance(stored, (set, frozenset)):
+        return isinstance(value, (set, frozenset)) and stored == value
+    if stored is None or value is None:
+        return stored is value
+    return _kind(stored) is not None and _kind(stored) is _kind(value) and stored == value
 
 
 def _read(item: Mapping[str, Any], path: tuple[Any, ...]) -> Any:
