@@ -618,6 +618,9 @@ def test_partition_key_lists_are_capped_at_fifty():
         (func.lower(flags.c.s) == "a", "the SQL function lower()"),
         (func.size(flags.c.s, flags.c.n) == 1, "size() with 2 arguments"),
         (flags.c.s.like(func.lower("a%")), "LIKE with a pattern that is not a value"),
+        # DynamoDB answers an ordering of a set with a ValidationException, after sending
+        (flags.c.tags < {"x"}, "an ordering of the set attribute tags: DynamoDB orders no sets"),
+        (flags.c.tags.between({"a"}, {"b"}), "an ordering of the set attribute tags"),
     ],
 )
 def test_condition_refusals(condition, message):

@@ -12,6 +12,7 @@ from sqlalchemy.sql import elements, functions, operators, sqltypes
 
 from ...limits import MAX_IN_OPERANDS, MAX_PARTITION_KEYS
 from ...sqlalchemy_private import retyped
+from ..types import BinarySet, NumberSet, StringSet
 from .expressions import ExpressionCompiler
 from .like import LIKE_METHODS, LikeEscaped, LikePrefix
 from .normal_form import (
@@ -165,6 +166,12 @@ class ConditionCompiler(ExpressionCompiler):
             self._refuse(
                 f"an ordering of the boolean attribute {getattr(left, 'name', '')}".rstrip(),
                 "DynamoDB orders no booleans; compare with == True or == False",
+            )
+        if op in _ORDERINGS and has_affinity(left.type, (StringSet, NumberSet, BinarySet)):
+            self._refuse(
+                f"an ordering of the set attribute {getattr(left, 'name', '')}".rstrip(),
+                "DynamoDB orders no sets (it answers with a ValidationException); compare whole sets "
+                "with == or !=, or test a member with contains()",
             )
         if op in _STRING_TESTS and has_affinity(
             left.type, (sqltypes.Integer, sqltypes.Numeric, sqltypes.Boolean)
