@@ -33,6 +33,7 @@ _ORDERED = {
     operators.ge: lambda a, b: a >= b,
 }
 _NUMBERS = (int, float, Decimal)
+_DOCUMENTS = (dict, list, set, frozenset)
 _ATTRIBUTE_TYPES = {str: "S", bytes: "B", bool: "BOOL", dict: "M", list: "L", type(None): "NULL"}
 
 
@@ -56,12 +57,9 @@ def _compare(op: Any, stored: Any, value: Any) -> bool:
     return _ORDERED[op](stored, value)
 
 
-_DOCUMENTS = (dict, list, set, frozenset)
-
-
 def _equal(stored: Any, value: Any) -> bool:
-    """DynamoDB's = of a map, list or set with a value: the same type throughout, equal values
-    (a NULL inside equals NULL; 1 inside a map is not TRUE)."""
+    """DynamoDB's = of a map, list or set with a value: the same type throughout and equal
+    values (a NULL inside equals NULL, a number inside never equals true)."""
     if isinstance(stored, dict):
         return (
             isinstance(value, dict)
