@@ -191,6 +191,81 @@ def test_none_in_in_lists(engines, strings):
     assert expected[2] == [0, 0, 1, 0, 0, 1, 0]
 
 
+def test_comparisons_with_a_none_parameter_are_never_true(engines, strings):
+    """x = :p, x <> :p, x > :p, startswith(:p) ... with p None are unknown in SQL: no row, outside
+    and inside a transaction, in reads and UPDATEs, Core and SQL text."""
+    t = strings
+    p = bindparam("p")
+    conditions = [
+        t.c.s == p,
+        t.c.s != p,
+        t.c.n > p,
+        t.c.s.startswith(p),
+        ~t.c.s.startswith(p),
+        t.c.n.between(p, 5),
+        ~t.c.n.between(p, 5),
+        ~(t.c.s == p),
+        t.c.sk != p,
+    ]
+    texts = [
+        f"SELECT sk FROM {t.name} WHERE pk = 'a' AND s <> :p",
+        f"SELECT sk FROM {t.name} WHERE pk = 'a' AND n < :p",
+    ]
+
+    def reads(conn: Any) -> list[list[int]]:
+        return [
+            sorted(conn.scalars(select(t.c.sk).where(t.c.pk == "a", c), {"p": None})) for c in conditions
+        ] + [sorted(conn.scalars(text(sql).columns(t.c.sk), {"p": None})) for sql in texts]
+
+    def run(engine: Engine) -> Any:
+        with engine.connect() as conn:
+            outside = reads(conn)
+            where = (t.c.pk == "a", t.c.sk == 2, t.c.s != p)
+            counts = [conn.execute(update(t).where(*where).values(n=9), {"p": None}).rowcount]
+            conn.commit()
+        with engine.begin() as conn:
+            conn.execute(insert(t), {"pk": "a", "sk": 4, "s": "z", "n": 4})
+            inside = reads(conn)
+            counts.append(
+                conn.execute(delete(t).where(t.c.pk == "a", t.c.sk == 4, t.c.n != p), {"p": None}).rowcount
+            )
+        return outside, inside, counts, final(engine, t)
+
+    expected, actual = on_both(engines, t, STRING_ROWS, run)
+    assert actual == expected
+    assert expected[2] == [0, 0]
+
+
+def test_none_where_sql_answers_nothing_for_some_rows_only_is_refused_before_sending(engines, strings):
+    """Below an OR the never-true test cannot be left out of the PartiQL, and an executemany
+    sends one statement for every row: refused, nothing sent."""
+    t = strings
+    nested = select(t.c.sk).where(t.c.pk == "a", or_(t.c.s != bindparam("p"), t.c.n == 1))
+    many = delete(t).where(t.c.pk == "a", t.c.sk == bindparam("k"), t.c.s != bindparam("p"))
+    rows = [{"k": 1, "p": "y"}, {"k": 2, "p": None}]
+
+    def run(engine: Engine) -> Any:
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            if engine.dialect.name == "sqlite":
+                return conn.scalars(nested, {"p": None}).all(), conn.execute(many, rows).rowcount
+            refused = []
+            with requests_sent(conn.connection.dbapi_connection.client) as sent:
+                for statement, parameters in ((nested, {"p": None}), (many, rows)):
+                    with pytest.raises(CompileError) as raised:
+                        conn.execute(statement, parameters)
+                    refused.append(str(raised.value).split(":")[0])
+            return refused, sent, final(engine, t)
+
+    (rows_matched, deleted), (refused, sent, kept) = on_both(engines, t, STRING_ROWS, run)
+    assert (rows_matched, deleted) == ([1], 1)  # what SQL means, for the record
+    assert refused == [
+        "DynamoDB PartiQL cannot express a comparison with None below an OR",
+        "DynamoDB PartiQL cannot express a comparison with None in an executemany",
+    ]
+    assert sent == []
+    assert len(kept) == len(STRING_ROWS)
+
+
 def test_none_in_a_list_below_an_or_is_refused_before_sending(engines, strings):
     """Below an OR a test that is never TRUE cannot be left out of the PartiQL: refused."""
     t = strings
@@ -269,8 +344,9 @@ def test_writes_whose_where_matches_nothing_count_zero(engines, strings):
     assert set(expected[0]) == {0}
 
 
-def test_the_predicate_of_a_list_with_none_selects_sqlites_rows(strings):
-    """The Python predicate is exact where the PartiQL is refused (below an OR) too."""
+def test_the_predicate_of_a_comparison_with_none_selects_sqlites_rows(strings):
+    """The Python predicate is exact where the PartiQL is refused (below an OR) too: a list with
+    None, or a None value compared."""
     t = strings
     dialect = DynamoDBDialect()
     stored = [
@@ -287,6 +363,9 @@ def test_the_predicate_of_a_list_with_none_selects_sqlites_rows(strings):
             or_(t.c.s.in_([None]), t.c.n == 2),
             ~or_(t.c.s.in_(["y", None]), t.c.n == 1),
             t.c.s.in_(["x", None]),
+            or_(t.c.s != bindparam("p", None), t.c.n == 1),
+            ~t.c.s.startswith(bindparam("p", None)),
+            ~t.c.n.between(bindparam("p", None), 2),
         ]:
             query = select(t.c.sk).where(condition)
             compiled = query.compile(dialect=dialect)

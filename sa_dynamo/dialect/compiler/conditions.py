@@ -66,22 +66,36 @@ _STRING_TESTS = {
 }
 
 
-def in_list(binary: Any) -> Any:
-    """The expanding parameter of an IN or NOT IN test (a Python list given to in_()), or None."""
-    right = binary.right
-    if isinstance(right, elements.Grouping):
-        right = right.element
-    return right if isinstance(right, elements.BindParameter) and right.expanding else None
+def compared_parameters(binary: Any, right: Any = None) -> list[Any]:
+    """The parameters a test compares its attribute with (BETWEEN's two bounds, an IN's list);
+    ``right`` is the value as rendered, when it is not the binary's own."""
+    right = binary.right if right is None else right
+    right = right.element if isinstance(right, elements.Grouping) else right
+    return [b for b in getattr(right, "clauses", [right]) if isinstance(b, elements.BindParameter)]
 
 
-def null_in_list(parameter: Any, values: list[Any]) -> str | None:
-    """What makes an IN or NOT IN test of ``values`` (its list as given) never TRUE in SQL, or
-    None: SQL's x NOT IN (a, NULL) is NULL or FALSE for every x, and so is x IN (NULL)."""
+def never_true(parameter: Any, values: list[Any]) -> str | None:
+    """What makes a test of ``parameter`` never TRUE in SQL, given its values (an IN list's, or
+    its one value), or None: x = NULL is unknown, and so are x NOT IN (a, NULL) and x IN (NULL)."""
+    if not parameter.expanding:
+        return "a comparison with None" if values[0] is None else None
     if parameter.expand_op is operators.not_in_op and any(v is None for v in values):
         return "NOT IN with None in its list"
     if parameter.expand_op is operators.in_op and values and all(v is None for v in values):
         return "IN with only None in its list"
     return None
+
+
+# The tests SQL makes unknown, so never TRUE, when a value compared is NULL (a None parameter;
+# for IN lists see never_true).
+VALUE_TESTS = {
+    *COMPARISON,
+    *_STRING_TESTS,
+    operators.between_op,
+    operators.not_between_op,
+    operators.in_op,
+    operators.not_in_op,
+}
 
 
 class ConditionCompiler(ExpressionCompiler):
@@ -116,18 +130,17 @@ class ConditionCompiler(ExpressionCompiler):
                 f"{what} together with ORDER BY", "filter these rows in Python, or drop the ORDER BY"
             )
 
-    def _record_key_values(self, binary, right: Any = None) -> None:
-        """Remember the parameters compared with a key attribute: an empty string there is
-        checked at execution (DynamoDB rejects empty key values even in comparisons). ``right``
-        is the value as rendered, when it is not the binary's own."""
-        if not self._is_key(binary.left):
-            return
-        right = binary.right if right is None else right
-        right = right.element if isinstance(right, elements.Grouping) else right
-        binds = getattr(right, "clauses", [right])  # BETWEEN's bounds are a clause list
-        for bind in binds:
-            if isinstance(bind, elements.BindParameter) and bind in self.bind_names:
-                self.dynamodb_key_parameters[self.bind_names[bind]] = binary.left.name
+    def _record_values(self, binary, right: Any = None) -> None:
+        """Remember the parameters a test compares with: with a key attribute an empty string is
+        checked at execution (DynamoDB rejects empty key values even in comparisons), and with
+        any attribute a None (SQL's test is never TRUE; where.py marks the WHERE's top-level
+        terms). ``right`` is the value as rendered, when it is not the binary's own."""
+        names = [self.bind_names[b] for b in compared_parameters(binary, right) if b in self.bind_names]
+        if self._is_key(binary.left):
+            self.dynamodb_key_parameters.update(dict.fromkeys(names, binary.left.name))
+        if binary.operator in VALUE_TESTS:
+            for name in names:
+                self.dynamodb_value_parameters.setdefault(name, False)
 
     def visit_binary(self, binary, override_operator=None, **kw):
         if override_operator is None and (oriented := _attribute_first(binary)) is not binary:
@@ -144,7 +157,7 @@ class ConditionCompiler(ExpressionCompiler):
             self._refuse("a comparison of two values", "compare an attribute with a value")
         self._check_operands(binary, op)
         text = super().visit_binary(binary, override_operator=override_operator, **kw)
-        self._record_key_values(binary)
+        self._record_values(binary)
         return text
 
     def _check_operands(self, binary, op) -> None:
@@ -205,20 +218,20 @@ class ConditionCompiler(ExpressionCompiler):
         return f"(attribute_exists({left}) AND {left} <> NULL)"
 
     def _in(self, binary, **kw) -> str:
-        right = in_list(binary)
-        if right is None:
+        right = binary.right
+        if isinstance(right, elements.Grouping):
+            right = right.element
+        if not (isinstance(right, elements.BindParameter) and right.expanding):
             self._refuse("IN with a subquery or expression list", "pass a Python list of values to in_()")
         # The expanding parameter renders as "(?, ?, ...)"; PartiQL lists are "[?, ?, ...]".
         values = self.process(right, **kw)
         if values.startswith("(") and values.endswith(")"):
             values = values[1:-1]
-        # where.py marks the lists of the WHERE's top-level terms (see null_in_list)
-        self.dynamodb_in_lists.setdefault(self.bind_names[right], False)
         return f"{self.process(binary.left, **kw)} IN [{values}]"
 
     def visit_in_op_binary(self, binary, operator, **kw):
         text = self._in(binary, **kw)
-        self._record_key_values(binary)
+        self._record_values(binary)
         return text
 
     def visit_not_in_op_binary(self, binary, operator, **kw):
@@ -226,7 +239,7 @@ class ConditionCompiler(ExpressionCompiler):
         # a chain of <> (see not_in_as_chain) once the list's length is known.
         self.dynamodb_not_in_chain = self.dynamodb_not_in_chain or self._ordered
         text = self._guarded(binary, f"NOT {self._in(binary, **kw)}", **kw)
-        self._record_key_values(binary)
+        self._record_values(binary)
         return text
 
     def visit_empty_set_op_expr(self, type_, expand_op, **kw):
@@ -241,7 +254,7 @@ class ConditionCompiler(ExpressionCompiler):
         if parameter.expand_op is operators.in_op and any(v is not None for v in values):
             # SQL's x IN (a, NULL) is TRUE where x = a and never else; PartiQL's NULL matches a
             # stored NULL. A list of None only, or NOT IN with one, is never TRUE: the
-            # execution decides it (null_in_list) and sends nothing.
+            # execution decides it (never_true) and sends nothing.
             values = [v for v in values if v is not None]
         batch = self.dynamodb_batch_get
         if batch is not None and name == batch.keys:
@@ -267,7 +280,7 @@ class ConditionCompiler(ExpressionCompiler):
     def visit_between_op_binary(self, binary, operator, dynamodb_key_condition=False, **kw):
         left = self.process(binary.left, **kw)
         low, high = (self.process(bound, **kw) for bound in binary.right.clauses)
-        self._record_key_values(binary)
+        self._record_values(binary)
         if dynamodb_key_condition:
             # As a key condition DynamoDB rejects low > high; the execution answers no rows instead.
             self.dynamodb_key_between = tuple(self.bind_names[b] for b in binary.right.clauses)
@@ -278,7 +291,7 @@ class ConditionCompiler(ExpressionCompiler):
     def visit_not_between_op_binary(self, binary, operator, **kw):
         left = self.process(binary.left, **kw)
         low, high = (self.process(bound, **kw) for bound in binary.right.clauses)
-        self._record_key_values(binary)
+        self._record_values(binary)
         return f"({left} < {low} OR {left} > {high})"  # both false when the attribute is missing
 
     def _function_of_value(self, name: str, binary, like: bool = False, **kw) -> str:
@@ -299,7 +312,7 @@ class ConditionCompiler(ExpressionCompiler):
         elif escape is None and has_affinity(binary.left.type, String):
             # SQL reads % and _ in a LIKE pattern as wildcards: checked per execution
             self.dynamodb_like_parameters[self.bind_names[right]] = LIKE_METHODS[name]
-        self._record_key_values(binary, right)
+        self._record_values(binary, right)
         return text
 
     def visit_startswith_op_binary(self, binary, operator, **kw):

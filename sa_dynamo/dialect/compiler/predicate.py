@@ -149,6 +149,7 @@ def _binary(clause: elements.BinaryExpression) -> Test:
         value = _bound(clause.right)
         return lambda item, values: (
             _present(operand(item, values))
+            and _present(value(values))  # x <> NULL is unknown
             and not _compare(operators.eq, operand(item, values), value(values))
         )
     if op in _ORDERED:
@@ -198,8 +199,8 @@ def _binary(clause: elements.BinaryExpression) -> Test:
     if op in negated:
 
         def negation(item: Mapping[str, Any], values: Values) -> bool:
-            stored = operand(item, values)
-            return _present(stored) and not negated[op](stored, value(values))
+            stored, tested = operand(item, values), value(values)
+            return _present(stored) and _present(tested) and not negated[op](stored, tested)
 
         return negation
     raise NotImplementedError(f"no predicate for the operator {op}")  # the compiler refused it already

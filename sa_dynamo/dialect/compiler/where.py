@@ -17,7 +17,7 @@ from sqlalchemy.sql.selectable import Join
 from ...limits import MAX_PARTITION_KEYS
 from ..key_schema import KeySchema
 from .access_path import RANGE_KEY_OPERATORS
-from .conditions import ConditionCompiler, in_list
+from .conditions import VALUE_TESTS, ConditionCompiler, compared_parameters
 from .normal_form import _table_of, is_on, is_partition_or, key_tuple_in, terms_of
 from .predicate import predicate_of
 
@@ -57,10 +57,12 @@ class WhereCompiler(ConditionCompiler):
         the text so that a refused construct is refused in the compiler's words."""
         terms = self._terms = self._where_terms(criteria)
         text = self._render_where(keys, terms, full_key, table_hash, **kw)
+        names = {bind.key: name for bind, name in self.bind_names.items()}  # LIKE renders a copy
         for term in terms:
-            listed = in_list(term) if isinstance(term, elements.BinaryExpression) else None
-            if listed is not None and listed in self.bind_names:
-                self.dynamodb_in_lists[self.bind_names[listed]] = True
+            if isinstance(term, elements.BinaryExpression) and term.operator in VALUE_TESTS:
+                for bind in compared_parameters(term):
+                    if names.get(bind.key) in self.dynamodb_value_parameters:
+                        self.dynamodb_value_parameters[names[bind.key]] = True
         self.dynamodb_predicate = (
             (lambda item, values: False) if self.dynamodb_always_empty else predicate_of(terms)
         )
@@ -153,7 +155,7 @@ class WhereCompiler(ConditionCompiler):
         values = []
         for part in term.clauses:
             values.append(self.process(part.right, **kw))
-            self._record_key_values(part)
+            self._record_values(part)
         return f"{self.process(term.clauses[0].left, **kw)} IN [{', '.join(values)}]"
 
     def _filter_term(self, term: Any, grouped: bool, table_hash: Any, **kw: Any) -> str:
