@@ -313,8 +313,8 @@ class Builder:
         return _handler(_CONDITIONS, node, Builder._value)(self, node)
 
     def _operand(self, node: exp.Expression) -> Any:
-        # `= NULL` reads as IS NULL, as SQLAlchemy reads `== None`.
-        return None if isinstance(node, exp.Null) else self._value(node)
+        # `= NULL` is SQL's: never TRUE (the compiler answers no rows), not SQLAlchemy's IS NULL.
+        return self._null() if isinstance(node, exp.Null) else self._value(node)
 
     def _is(self, node: exp.Is) -> Any:
         subject = self._value(node.this)

@@ -208,8 +208,8 @@ def test_comparisons_with_a_none_parameter_are_never_true(engines, strings):
         t.c.sk != p,
     ]
     texts = [
-        f"SELECT sk FROM {t.name} WHERE pk = 'a' AND s <> :p",
-        f"SELECT sk FROM {t.name} WHERE pk = 'a' AND n < :p",
+        f"SELECT sk FROM {t.name} WHERE pk = 'a' AND {test}"
+        for test in ("s <> :p", "n < :p", "s = NULL", "NULL <> s", "NOT (s = NULL)", "NOT (n >= NULL)")
     ]
 
     def reads(conn: Any) -> list[list[int]]:

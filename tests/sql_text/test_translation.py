@@ -96,7 +96,8 @@ TRANSLATED = [
         'SELECT * FROM "items" WHERE "pk" = ? AND ("sk" <> ?)',
         ["v0", "v1"],
     ),
-    ("SELECT * FROM items WHERE NULL = s", 'SELECT * FROM "items" WHERE ("s" IS NULL OR "s" IS MISSING)', []),
+    # SQL's = NULL is never true (not SQLAlchemy's IS NULL): the execution answers no rows
+    ("SELECT * FROM items WHERE NULL = s", 'SELECT * FROM "items" WHERE "s" = ?', [None]),
     (
         "SELECT * FROM items WHERE n NOT IN (?, ?)",
         'SELECT * FROM "items" WHERE (NOT "n" IN [?, ?] AND attribute_exists("n") AND "n" <> NULL)',
