@@ -121,8 +121,10 @@ def paginate(
 ) -> Page:
     """Read one page of ``page_size`` rows of ``statement`` on ``bind`` (Engine, Connection or
     Session), starting after the page whose ``next`` token is ``after``."""
+    if isinstance(page_size, bool) or not isinstance(page_size, int):
+        raise TypeError(f"page_size is the number of rows a page holds, a positive int; not {page_size!r}")
     if page_size < 1:
-        raise ValueError("page_size must be at least 1")
+        raise ValueError(f"page_size is the number of rows a page holds, a positive int; not {page_size!r}")
     if secret is not None and not secret:
         raise ValueError("secret must not be empty: anyone could sign page tokens with an empty key")
     key = _PROCESS_SECRET if secret is None else secret.encode() if isinstance(secret, str) else secret

@@ -20,6 +20,7 @@ _PLACEHOLDER = re.compile(r"%\(([^)]+?)\)s")
 _POSTCOMPILE = re.compile(r"__\[POSTCOMPILE_(\S+?)\]")
 
 READS = ("GetItem", "BatchGetItem", "Query", "Scan")
+NOTHING_SENT = "the WHERE matches no item: nothing is sent"
 WRITES = {"INSERT": "PutItem", "UPDATE": "UpdateItem", "DELETE": "DeleteItem"}
 
 
@@ -30,7 +31,8 @@ class Plan:
     ``operation`` is GetItem (the whole key pinned), BatchGetItem (a list of whole keys, read
     as single-item SELECTs 25 per BatchExecuteStatement), Query (the partition key pinned by =
     or IN), Scan (neither), or PutItem/UpdateItem/DeleteItem for writes. ``reason`` says why a
-    read is a Scan, why no index served it, or how many requests a BatchGetItem makes.
+    read is a Scan, why no index served it, how many requests a BatchGetItem makes, or that
+    nothing is sent (the WHERE matches no item).
     """
 
     operation: str
@@ -58,6 +60,10 @@ class Plan:
         return replace(
             self, key_condition=sent(self.key_condition), filter=sent(self.filter), partiql=partiql
         )
+
+    def nothing_sent(self) -> Plan:
+        """The plan of an execution whose WHERE matches no item: nothing is sent."""
+        return replace(self, reason=NOTHING_SENT)
 
     def summary(self) -> str:
         """One line for the log."""

@@ -28,6 +28,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import Engine
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 import sa_dynamo
 from sa_dynamo import StringSet
@@ -170,3 +171,50 @@ def test_values_in_messages_are_cut_short(endpoint_url, notes, kind) -> None:
     message = str(getattr(raised.value, "orig", None) or raised.value)
     assert MARKER * 3 not in message
     assert "x" * 40 not in message
+
+
+def _template_errors(engine: Engine) -> Iterator[BaseException]:
+    """The errors of key templates as a flush meets them: a number too wide for its fixed-width
+    format, and a change of a key's source that would move the item to another key."""
+
+    class Base(DeclarativeBase):
+        pass
+
+    class Order(Base):
+        __tablename__ = f"hidden_orders_{uuid.uuid4().hex[:8]}"
+        __key_templates__ = {"pk": "CUSTOMER#{customer}", "sk": "ORDER#{number:05d}"}
+        pk: Mapped[str] = mapped_column(primary_key=True)
+        sk: Mapped[str] = mapped_column(primary_key=True)
+        customer: Mapped[str]
+        number: Mapped[int]
+
+    Base.metadata.create_all(engine)
+    try:
+        with Session(engine) as session:
+            session.add(Order(customer="c", number=int(DIGITS[:12])))
+            with pytest.raises(Exception) as too_wide:
+                session.commit()
+        yield too_wide.value
+        with Session(engine) as session:
+            session.add(Order(customer=MARKER, number=1))
+            session.commit()
+            session.get(Order, (f"CUSTOMER#{MARKER}", "ORDER#00001")).customer = MARKER + "2"
+            with pytest.raises(Exception) as moved:
+                session.commit()
+        yield moved.value
+    finally:
+        Base.metadata.drop_all(engine)
+
+
+def test_key_template_errors_hide_values(endpoint_url, debug_logs) -> None:
+    engine = _engine(endpoint_url, hidden=True)
+    try:
+        errors = list(_template_errors(engine))
+    finally:
+        engine.dispose()
+    assert ["fixed width" in str(errors[0]), "keys are immutable" in str(errors[1])] == [True, True]
+    for error in errors:
+        shown = _everything_shown(error)
+        assert "hide_parameters" in shown
+        assert MARKER not in shown
+        assert DIGITS[:10] not in shown

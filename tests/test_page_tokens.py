@@ -197,6 +197,14 @@ def test_a_token_is_bound_to_the_limit(connection, sent) -> None:
     assert ([row.sk for row in second.rows], second.next) == ([3], None)
 
 
+@pytest.mark.parametrize("size", [2.5, 0, -1, True, "3", None])
+def test_a_page_size_that_is_no_count_of_rows_is_refused_before_sending(connection, sent, size) -> None:
+    before = len(sent)
+    with pytest.raises((TypeError, ValueError), match="page_size is the number of rows a page holds"):
+        sa_dynamo.paginate(connection, QUERY, page_size=size, secret=SECRET)
+    assert len(sent) == before
+
+
 def test_an_empty_secret_is_refused(connection) -> None:
     with pytest.raises(ValueError, match="secret must not be empty"):
         sa_dynamo.paginate(connection, QUERY, page_size=5, secret="")

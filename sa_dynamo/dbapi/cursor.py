@@ -84,7 +84,8 @@ class Cursor:
     yields one row, the COUNT), ``discriminator`` (see Discriminator), ``page_rows`` with
     ``start_token`` (read exactly one page of rows; ``resume_token`` continues after it),
     ``client_read`` (a batch of key reads, or rows sorted on the client: see client_reads.py),
-    ``describe()`` (a dry run) and ``pages`` / ``skipped`` (requests made, items dropped).
+    ``describe()`` (a dry run), ``matched_nothing()`` (the answer to a WHERE known to match
+    nothing) and ``pages`` / ``skipped`` (requests made, items dropped).
 
     ``description`` is fixed when ``execute`` returns. A projection names the columns; for
     ``SELECT *`` they are the attributes of the first non-empty page, so an attribute that only
@@ -182,6 +183,18 @@ class Cursor:
             if names is None and self.star_columns is not None:
                 names = self.star_columns[0]
             self._set_result(names or (), [])
+        return self
+
+    def matched_nothing(self, operation: str) -> Cursor:
+        """The result of a statement whose WHERE the caller knows matches no item (SQL that
+        says so: ``x IS NULL`` of a key, a reversed BETWEEN), sending nothing: a SELECT returns
+        no rows, or its COUNT's one row, 0; an UPDATE or DELETE counts 0 rows."""
+        self.describe(operation)
+        kind = _kind(operation)
+        if kind == "SELECT" and self.count is not None:
+            self._set_result(("count",), [(0,)])
+        elif kind in ("UPDATE", "DELETE"):
+            self.rowcount = 0
         return self
 
     def executemany(self, operation: str, seq_of_parameters: Sequence[Sequence[Any]]) -> Cursor:

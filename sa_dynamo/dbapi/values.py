@@ -139,6 +139,13 @@ def _other(value: Mapping[str, Any], binary: Callable[[Any], bytes], nested: Cal
     return _deserializer.deserialize(value)  # its error for what is not an AttributeValue
 
 
+def received(value: Any) -> Any:
+    """A parameter as DynamoDB receives it, as a Python value read from an item: the float 0.7
+    is the number 0.7 (``Decimal("0.7")``), a tuple a list, a bytearray bytes. Whoever tests an
+    item on the client compares with this, as DynamoDB compares the AttributeValue sent."""
+    return deserialize(serialize(value))
+
+
 def deserialize_item(item: Mapping[str, Any]) -> dict[str, Any]:
     """An item's AttributeValues as Python values, so that equal items compare equal (1.0 = 1,
     sets unordered) and a predicate can read them."""

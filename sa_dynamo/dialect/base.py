@@ -180,15 +180,19 @@ class DynamoDBDialect(default.DefaultDialect):
                 self._sql_text.forget()  # key schemas and indexes may change
                 control_plane.run(cursor.connection.transport, *context.dynamodb_request)
             return
-        if context is not None and (
-            context.dynamodb_no_rows or context.execution_options.get(EXPLAIN) is not None
-        ):
-            cursor.describe(statement)  # explain(), or an answer known without asking: nothing sent
+        if context is not None and context.execution_options.get(EXPLAIN) is not None:
+            cursor.describe(statement)  # explain(): nothing sent
+            return
+        if context is not None and context.dynamodb_no_rows:
+            cursor.matched_nothing(statement)  # an answer known without asking: nothing sent
             return
         sending.execute(cursor, statement, parameters, context)
 
     def do_executemany(self, cursor: Any, statement: str, parameters: Any, context: Any = None) -> None:
         if context is not None and context.execution_options.get(EXPLAIN) is not None:
+            return
+        if context is not None and context.dynamodb_no_rows:  # the WHERE matches nothing, for every row
+            cursor.matched_nothing(statement)
             return
         sending.executemany(cursor, statement, parameters, context)
 

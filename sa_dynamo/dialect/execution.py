@@ -22,7 +22,7 @@ from ..limits import MAX_PARTITION_KEYS
 from ..plan import EXPLAINED, Plan, scan_message
 from ..sqlalchemy_private import expanded_parameters, text_bindparams, unit_of_work_flush
 from .client_reads import batch_note, client_read
-from .compiler import DMLTemplate, like_prefix, not_in_as_chain
+from .compiler import DMLTemplate, like_prefix, never_true, not_in_as_chain
 from .compiler.client_side import BatchGet
 from .compiler.predicate import Values, values_of
 from .options import DISCRIMINATOR, EXPLAIN, PAGE, SCAN_FIX
@@ -163,7 +163,8 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             self.cursor.hidden_columns = 0  # the client read drops them after sorting
         plan = compiled.dynamodb_plan if batch is None else batch.plan
         if plan is not None:
-            self._guard(batch_note(self._finished_plan(compiled, plan), batch, len(self.parameters[0])))
+            finished = batch_note(self._finished_plan(compiled, plan), batch, len(self.parameters[0]))
+            self._guard(finished.nothing_sent() if self.dynamodb_no_rows else finished)
 
     def _batch_read(self, compiled: Any) -> BatchGet | None:
         """A key list read as a batch of single-item SELECTs (always for tuple_(...).in_(), for
@@ -224,10 +225,30 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                     "% and _ in the value as wildcards, DynamoDB matches them literally; pass "
                     f"autoescape=True to {method}() to match them literally"
                 )
-        self.dynamodb_no_rows = compiled.dynamodb_always_empty
+        self.dynamodb_no_rows = compiled.dynamodb_always_empty or self._compares_with_none(compiled)
         if compiled.dynamodb_key_between is not None:
             low, high = (values[name] for name in compiled.dynamodb_key_between)
             self.dynamodb_no_rows = self.dynamodb_no_rows or low > high
+
+    def _compares_with_none(self, compiled: Any) -> bool:
+        """Whether a term of the WHERE compares with None and so is never TRUE, as SQL says of
+        x = NULL, x NOT IN (a, NULL) and x IN (NULL) (PartiQL's tests are TRUE for other values,
+        or for a stored NULL): then no row matches. Where that cannot be the answer, below an OR
+        or for some rows of an executemany, the statement is refused before sending."""
+        expanded = expanded_parameters(self)
+        empty = False
+        for values in self.compiled_parameters:
+            for name, top_level in compiled.dynamodb_value_parameters.items():
+                never = never_true(compiled.binds[name], [values.get(n) for n in expanded.get(name, [name])])
+                if never is not None and (not top_level or self.executemany):
+                    where = "in an executemany" if top_level else "below an OR"
+                    raise CompileError(
+                        f"DynamoDB PartiQL cannot express {never} {where}: SQL's test is never true "
+                        "(NULL is no value to compare with), PartiQL's is true for some items; leave "
+                        "None out" + (" of the rows" if top_level else ", or the test out of the condition")
+                    )
+                empty = empty or never is not None
+        return empty
 
     def _rendered_at_execution(self, name: str) -> str:
         """How a parameter rendered at execution time appears in the plan: an expanded list as
@@ -249,7 +270,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             return
         if log.isEnabledFor(logging.INFO):
             log.info(plan.summary())
-        if plan.operation != "Scan":
+        if plan.operation != "Scan" or self.dynamodb_no_rows:  # nothing is read
             return
         policy = self._scan_policy()
         if policy not in SCAN_POLICIES:

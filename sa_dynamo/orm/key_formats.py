@@ -14,6 +14,7 @@ import re
 import string
 from typing import Any, NamedTuple
 
+from ..dialect.types import shown
 from ..exc import KeyTemplateError
 
 _FIXED_NUMBER = re.compile(r"0(?P<width>\d+)(?:\.\d+)?[df]?")
@@ -53,16 +54,17 @@ def _ordered_datetime(spec: str) -> bool:
     return bool(directives) and tuple(directives) == _DATE_DIRECTIVES[: len(directives)]
 
 
-def format_field(field: Field, value: Any) -> str:
+def format_field(field: Field, value: Any, hidden: bool = False) -> str:
     """``value`` as the placeholder formats it; a number that does not fit its fixed width (or is
-    negative) is refused, since its key would sort out of order."""
+    negative) is refused, since its key would sort out of order. ``hidden``: the engine's
+    hide_parameters, which keeps the value out of the message."""
     if field.conversion:
         value = string.Formatter().convert_field(value, field.conversion)
     text = format(value, field.spec)
     width = fixed_width(field.spec)
     if width is not None and (len(text) != width or text.startswith("-")):
         raise KeyTemplateError(
-            f"{field.name}={value!r} does not fit the fixed width of {{{field.name}:{field.spec}}}: keys "
+            f"{field.name}={shown(value, hidden)} does not fit the fixed width of {{{field.name}:{field.spec}}}: keys "
             "built from it would sort out of order; widen the format or keep the value non-negative"
         )
     return text

@@ -21,6 +21,7 @@ from sqlalchemy import event, inspect
 from sqlalchemy.exc import InvalidRequestError
 from sqlalchemy.orm import Mapper
 
+from ..dialect.types import shown
 from ..exc import KeyTemplateError
 from .key_formats import Field, format_field, parse
 
@@ -79,7 +80,8 @@ class KeyTemplate(NamedTuple):
             return all(name in values for name in self.sources)
         return all(values.get(name) is not None for name in self.sources)
 
-    def render(self, values: Mapping[str, Any]) -> str | None:
+    def render(self, values: Mapping[str, Any], hidden: bool = False) -> str | None:
+        """The key ``values`` give (None: a source is None); ``hidden`` keeps them out of errors."""
         if not self.renders_from(values):
             return None
         if self.function is not None:
@@ -91,7 +93,7 @@ class KeyTemplate(NamedTuple):
                     f"{self.text} for {self.target!r} read an attribute it does not declare ({error}): "
                     "name every attribute it reads in computed_key(function, *sources)"
                 ) from error
-        pieces = [f.literal + format_field(f, values[f.name]) for f in self.fields]
+        pieces = [f.literal + format_field(f, values[f.name], hidden) for f in self.fields]
         return "".join(pieces) + self.trailing
 
     def same_as(self, other: KeyTemplate) -> bool:
@@ -149,12 +151,13 @@ def _primary_key_attributes(mapper: Mapper) -> set[str]:
     return {mapper.get_property_by_column(column).key for column in mapper.primary_key}
 
 
-def fill(mapper: Mapper, target: Any, updating: bool = False) -> None:
-    """Set every templated attribute of ``target`` from its sources."""
+def fill(mapper: Mapper, target: Any, updating: bool = False, hidden: bool = False) -> None:
+    """Set every templated attribute of ``target`` from its sources; ``hidden`` (the engine's
+    hide_parameters) keeps their values out of the errors."""
     keys = _primary_key_attributes(mapper)
     for template in templates(mapper.class_).values():
         values = {name: getattr(target, name) for name in template.sources}
-        value = template.render(values)
+        value = template.render(values, hidden)
         current = getattr(target, template.target)
         if template.target in keys:
             if value is None:
@@ -167,8 +170,8 @@ def fill(mapper: Mapper, target: Any, updating: bool = False) -> None:
             if updating and value != current:
                 raise InvalidRequestError(
                     f"changing {', '.join(template.sources)} would move this {mapper.class_.__name__} from key "
-                    f"{template.target}={current!r} to {value!r}; DynamoDB keys are immutable: delete the object "
-                    "and add a new one"
+                    f"{template.target}={shown(current, hidden)} to {shown(value, hidden)}; DynamoDB keys are "
+                    "immutable: delete the object and add a new one"
                 )
         if value != current:
             setattr(target, template.target, value)
@@ -181,9 +184,9 @@ def _validate(mapper: Mapper, class_: type) -> None:
 
 @event.listens_for(Mapper, "before_insert")
 def _before_insert(mapper: Mapper, connection: Any, target: Any) -> None:
-    fill(mapper, target)
+    fill(mapper, target, hidden=connection.engine.hide_parameters)
 
 
 @event.listens_for(Mapper, "before_update")
 def _before_update(mapper: Mapper, connection: Any, target: Any) -> None:
-    fill(mapper, target, updating=True)
+    fill(mapper, target, updating=True, hidden=connection.engine.hide_parameters)

@@ -292,6 +292,11 @@ class Builder:
         self.literals[name] = value
         return sa.bindparam(name, value, type_=sa.Boolean() if isinstance(value, bool) else None)
 
+    def _null(self) -> sa.BindParameter:
+        name = self._fresh("literal")
+        self.literals[name] = None
+        return sa.bindparam(name, None)
+
     def _function(self, node: exp.Func) -> Any:
         """A call as ``func.<name>(...)``: the compiler knows DynamoDB's functions and COUNT."""
         if isinstance(node, exp.Anonymous):
@@ -308,8 +313,8 @@ class Builder:
         return _handler(_CONDITIONS, node, Builder._value)(self, node)
 
     def _operand(self, node: exp.Expression) -> Any:
-        # `= NULL` reads as IS NULL, as SQLAlchemy reads `== None`.
-        return None if isinstance(node, exp.Null) else self._value(node)
+        # `= NULL` is SQL's: never TRUE (the compiler answers no rows), not SQLAlchemy's IS NULL.
+        return self._null() if isinstance(node, exp.Null) else self._value(node)
 
     def _is(self, node: exp.Is) -> Any:
         subject = self._value(node.this)
@@ -326,7 +331,8 @@ class Builder:
             return subject.in_(self._parameter(field))
         if field is not None:  # IN doc.tags: PartiQL's membership in a collection attribute
             refuse(f"IN {field.sql()} (a list read from an item)", "list the values, as IN (?, ?)")
-        values = [self._value(value) for value in node.expressions]
+        # NULL in the list is the value None, as in_([..., None]) has it
+        values = [self._null() if isinstance(v, exp.Null) else self._value(v) for v in node.expressions]
         if not all(isinstance(value, sa.BindParameter) for value in values):
             return subject.in_(values)  # the compiler refuses a list of expressions
         # one list parameter, as in_() makes of a Python list, filled from its items' parameters

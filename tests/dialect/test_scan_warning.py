@@ -11,6 +11,7 @@ from pathlib import Path
 from sqlalchemy import select, text
 from sqlalchemy.orm import DeclarativeBase, Session
 
+import sa_dynamo
 from sa_dynamo.exc import ScanWarning
 
 HERE = str(Path(__file__).resolve())
@@ -86,3 +87,13 @@ def test_a_script_prints_the_scan_once(endpoint_url, items, tmp_path):
     assert done.stderr.startswith(f"{script}:6: ScanWarning: this statement scans the whole table"), (
         done.stderr
     )
+
+
+def test_a_where_that_matches_nothing_scans_nothing(engine, items):
+    """A key IS NULL or a None-only IN list matches no item: nothing is sent, so no scan is
+    refused or warned of, and explain() says so."""
+    for query in (select(items).where(items.c.pk.is_(None)), select(items).where(items.c.n.in_([None]))):
+        plan = sa_dynamo.explain(engine, query)
+        assert (plan.operation, plan.reason) == ("Scan", "the WHERE matches no item: nothing is sent")
+        with engine.connect().execution_options(dynamodb_scan="error") as conn:
+            assert _caught(lambda q=query: conn.execute(q).all()) == []

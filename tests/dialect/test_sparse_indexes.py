@@ -8,7 +8,7 @@ import uuid
 import warnings
 
 import pytest
-from sqlalchemy import Column, Index, Integer, MetaData, String, Table, select, text
+from sqlalchemy import Column, Index, Integer, MetaData, String, Table, and_, create_engine, or_, select, text
 from sqlalchemy.exc import CompileError, StatementError
 
 import sa_dynamo
@@ -26,20 +26,18 @@ orders = Table(
     Index("by_status", "status", "placed", dynamodb_projection="ALL"),
     Index("by_status_day", "n", "day", dynamodb_projection="ALL"),
 )
+ROWS = [
+    {"pk": "a", "status": "open", "placed": "2026-01", "day": "mon", "n": 1},
+    {"pk": "b", "status": "open", "placed": None, "day": "tue", "n": 1},  # not in by_status
+    {"pk": "c", "status": "shut", "placed": "2026-02", "day": "wed", "n": 2},
+]
 
 
 @pytest.fixture(scope="module")
 def table(engine):
     metadata.create_all(engine)
     with engine.begin() as conn:
-        conn.execute(
-            orders.insert(),
-            [
-                {"pk": "a", "status": "open", "placed": "2026-01", "day": "mon", "n": 1},
-                {"pk": "b", "status": "open", "placed": None, "day": "tue", "n": 1},  # not in by_status
-                {"pk": "c", "status": "shut", "placed": "2026-02", "day": "wed", "n": 2},
-            ],
-        )
+        conn.execute(orders.insert(), ROWS)
     yield orders
     metadata.drop_all(engine)
 
@@ -121,3 +119,29 @@ def test_an_order_by_refused_on_the_scan_says_why_the_index_was_passed_over(engi
         "DynamoDB PartiQL cannot express ORDER BY on a scan (index 'by_status' leaves out the items "
         "without its sort key 'placed', which the WHERE matches too: add a condition on placed"
     )
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        or_(orders.c.n.is_(None), orders.c.pk == "a"),
+        or_(orders.c.n.is_not(None), orders.c.pk == "a"),
+        or_(orders.c.day.is_(None), orders.c.n.is_not(None)),
+        and_(orders.c.n.is_not(None), orders.c.day > "a"),
+        ~or_(orders.c.n.is_(None), orders.c.day == "mon"),
+    ],
+)
+def test_null_tests_of_the_keys_of_an_index_read_are_decided_before_sending(engine, table, condition):
+    """Every item of an index has its key attributes: IS [NOT] NULL of one is known. DynamoDB
+    Local refuses attribute_type() on a number key ("Condition parameter type does not match
+    schema type"), and NULL comparisons on keys: the test is not sent, SQLite's rows come back."""
+    query = select(orders.c.pk).where(orders.c.n == 1, condition)
+    assert sa_dynamo.explain(engine, query).index == "by_status_day"
+    sqlite = create_engine("sqlite://")
+    metadata.create_all(sqlite)
+    with sqlite.begin() as conn:
+        conn.execute(orders.insert(), ROWS)
+        expected = sorted(conn.scalars(query))
+    with engine.connect().execution_options(dynamodb_scan="error") as conn:
+        assert sorted(conn.scalars(query)) == expected
+        assert sorted(conn.scalars(query.order_by(orders.c.day))) == expected

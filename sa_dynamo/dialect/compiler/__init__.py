@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy.sql import compiler
 
+from .conditions import never_true
 from .like import like_prefix
 from .statements import DynamoDBCompiler
 from .templates import DMLTemplate, not_in_as_chain, operator_count
@@ -20,6 +21,7 @@ __all__ = [
     "DynamoDBCompiler",
     "DynamoDBIdentifierPreparer",
     "like_prefix",
+    "never_true",
     "not_in_as_chain",
     "operator_count",
 ]

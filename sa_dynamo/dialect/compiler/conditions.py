@@ -7,12 +7,12 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from sqlalchemy import String, false, literal, true
+from sqlalchemy import String, false, true
 from sqlalchemy.sql import elements, functions, operators, sqltypes
 
 from ...limits import MAX_IN_OPERANDS, MAX_PARTITION_KEYS
 from ...sqlalchemy_private import retyped
-from ..types import attribute_type
+from ..types import BinarySet, NumberSet, StringSet
 from .expressions import ExpressionCompiler
 from .like import LIKE_METHODS, LikeEscaped, LikePrefix
 from .normal_form import (
@@ -66,6 +66,38 @@ _STRING_TESTS = {
 }
 
 
+def compared_parameters(binary: Any, right: Any = None) -> list[Any]:
+    """The parameters a test compares its attribute with (BETWEEN's two bounds, an IN's list);
+    ``right`` is the value as rendered, when it is not the binary's own."""
+    right = binary.right if right is None else right
+    right = right.element if isinstance(right, elements.Grouping) else right
+    return [b for b in getattr(right, "clauses", [right]) if isinstance(b, elements.BindParameter)]
+
+
+def never_true(parameter: Any, values: list[Any]) -> str | None:
+    """What makes a test of ``parameter`` never TRUE in SQL, given its values (an IN list's, or
+    its one value), or None: x = NULL is unknown, and so are x NOT IN (a, NULL) and x IN (NULL)."""
+    if not parameter.expanding:
+        return "a comparison with None" if values[0] is None else None
+    if parameter.expand_op is operators.not_in_op and any(v is None for v in values):
+        return "NOT IN with None in its list"
+    if parameter.expand_op is operators.in_op and values and all(v is None for v in values):
+        return "IN with only None in its list"
+    return None
+
+
+# The tests SQL makes unknown, so never TRUE, when a value compared is NULL (a None parameter;
+# for IN lists see never_true).
+VALUE_TESTS = {
+    *COMPARISON,
+    *_STRING_TESTS,
+    operators.between_op,
+    operators.not_between_op,
+    operators.in_op,
+    operators.not_in_op,
+}
+
+
 class ConditionCompiler(ExpressionCompiler):
     """Each test a WHERE holds (where.py arranges them into key conditions and a filter)."""
 
@@ -75,20 +107,9 @@ class ConditionCompiler(ExpressionCompiler):
     def _is_key(self, clause: Any) -> bool:
         """A key attribute of what is read: every item has it, so it needs no presence guard,
         and DynamoDB Local fails IS [NOT] MISSING and attribute_exists() on it."""
-        return getattr(clause, "primary_key", False) or self._is_index_key(clause)
-
-    def _is_index_key(self, clause: Any) -> bool:
-        return isinstance(clause, elements.ColumnClause) and clause.name in self._index_keys
-
-    def _has_key_type(self, column: Any, **kw: Any) -> str:
-        """A test true for every item of an index read: reading an index, DynamoDB Local rejects
-        ``<> NULL`` and ``IS NULL`` on its key attributes, and accepts attribute_type()."""
-        code = attribute_type(column.type)
-        tests = [
-            f"attribute_type({self.process(column, **kw)}, {self.process(literal(c, String()), **kw)})"
-            for c in ([code] if code else ["S", "N", "B"])
-        ]
-        return tests[0] if len(tests) == 1 else f"({' OR '.join(tests)})"
+        return getattr(clause, "primary_key", False) or (
+            isinstance(clause, elements.ColumnClause) and clause.name in self._index_keys
+        )
 
     def _guarded(self, binary, text: str, **kw) -> str:
         # PartiQL: a negated test is TRUE when the attribute is missing or stored as NULL (as
@@ -109,18 +130,17 @@ class ConditionCompiler(ExpressionCompiler):
                 f"{what} together with ORDER BY", "filter these rows in Python, or drop the ORDER BY"
             )
 
-    def _record_key_values(self, binary, right: Any = None) -> None:
-        """Remember the parameters compared with a key attribute: an empty string there is
-        checked at execution (DynamoDB rejects empty key values even in comparisons). ``right``
-        is the value as rendered, when it is not the binary's own."""
-        if not self._is_key(binary.left):
-            return
-        right = binary.right if right is None else right
-        right = right.element if isinstance(right, elements.Grouping) else right
-        binds = getattr(right, "clauses", [right])  # BETWEEN's bounds are a clause list
-        for bind in binds:
-            if isinstance(bind, elements.BindParameter) and bind in self.bind_names:
-                self.dynamodb_key_parameters[self.bind_names[bind]] = binary.left.name
+    def _record_values(self, binary, right: Any = None) -> None:
+        """Remember the parameters a test compares with: with a key attribute an empty string is
+        checked at execution (DynamoDB rejects empty key values even in comparisons), and with
+        any attribute a None (SQL's test is never TRUE; where.py marks the WHERE's top-level
+        terms). ``right`` is the value as rendered, when it is not the binary's own."""
+        names = [self.bind_names[b] for b in compared_parameters(binary, right) if b in self.bind_names]
+        if self._is_key(binary.left):
+            self.dynamodb_key_parameters.update(dict.fromkeys(names, binary.left.name))
+        if binary.operator in VALUE_TESTS:
+            for name in names:
+                self.dynamodb_value_parameters.setdefault(name, False)
 
     def visit_binary(self, binary, override_operator=None, **kw):
         if override_operator is None and (oriented := _attribute_first(binary)) is not binary:
@@ -137,7 +157,7 @@ class ConditionCompiler(ExpressionCompiler):
             self._refuse("a comparison of two values", "compare an attribute with a value")
         self._check_operands(binary, op)
         text = super().visit_binary(binary, override_operator=override_operator, **kw)
-        self._record_key_values(binary)
+        self._record_values(binary)
         return text
 
     def _check_operands(self, binary, op) -> None:
@@ -160,6 +180,12 @@ class ConditionCompiler(ExpressionCompiler):
                 f"an ordering of the boolean attribute {getattr(left, 'name', '')}".rstrip(),
                 "DynamoDB orders no booleans; compare with == True or == False",
             )
+        if op in _ORDERINGS and has_affinity(left.type, (StringSet, NumberSet, BinarySet)):
+            self._refuse(
+                f"an ordering of the set attribute {getattr(left, 'name', '')}".rstrip(),
+                "DynamoDB orders no sets (it answers with a ValidationException); compare whole sets "
+                "with == or !=, or test a member with contains()",
+            )
         if op in _STRING_TESTS and has_affinity(
             left.type, (sqltypes.Integer, sqltypes.Numeric, sqltypes.Boolean)
         ):
@@ -177,9 +203,6 @@ class ConditionCompiler(ExpressionCompiler):
         left = self.process(binary.left, **kw)
         if not isinstance(binary.right, elements.Null):
             self._refuse("IS with a value other than NULL", "compare with == instead")
-        if self._is_index_key(binary.left):
-            self._unordered(f"IS NULL on the key attribute {binary.left.name!r} of the index read")
-            return f"NOT {self._has_key_type(binary.left, **kw)}"  # never true
         if self._is_key(binary.left):
             return f"{left} IS NULL"  # never true: a key always has a value
         return f"({left} IS NULL OR {left} IS MISSING)"
@@ -190,8 +213,6 @@ class ConditionCompiler(ExpressionCompiler):
             self._refuse("IS NOT with a value other than NULL", "compare with != instead")
         # <> NULL is TRUE for any stored value but NULL, and DynamoDB Local accepts it beside
         # ORDER BY, where IS NOT NULL fails.
-        if self._is_index_key(binary.left):
-            return self._has_key_type(binary.left, **kw)
         if self._is_key(binary.left):
             return f"{left} <> NULL"
         return f"(attribute_exists({left}) AND {left} <> NULL)"
@@ -210,7 +231,7 @@ class ConditionCompiler(ExpressionCompiler):
 
     def visit_in_op_binary(self, binary, operator, **kw):
         text = self._in(binary, **kw)
-        self._record_key_values(binary)
+        self._record_values(binary)
         return text
 
     def visit_not_in_op_binary(self, binary, operator, **kw):
@@ -218,7 +239,7 @@ class ConditionCompiler(ExpressionCompiler):
         # a chain of <> (see not_in_as_chain) once the list's length is known.
         self.dynamodb_not_in_chain = self.dynamodb_not_in_chain or self._ordered
         text = self._guarded(binary, f"NOT {self._in(binary, **kw)}", **kw)
-        self._record_key_values(binary)
+        self._record_values(binary)
         return text
 
     def visit_empty_set_op_expr(self, type_, expand_op, **kw):
@@ -230,6 +251,11 @@ class ConditionCompiler(ExpressionCompiler):
         self._refuse("IN with an empty list", "skip the query when the list is empty (it matches no row)")
 
     def _literal_execute_expanding_parameter(self, name, parameter, values, **kw):
+        if parameter.expand_op is operators.in_op and any(v is not None for v in values):
+            # SQL's x IN (a, NULL) is TRUE where x = a and never else; PartiQL's NULL matches a
+            # stored NULL. A list of None only, or NOT IN with one, is never TRUE: the
+            # execution decides it (never_true) and sends nothing.
+            values = [v for v in values if v is not None]
         batch = self.dynamodb_batch_get
         if batch is not None and name == batch.keys:
             return super()._literal_execute_expanding_parameter(
@@ -254,7 +280,7 @@ class ConditionCompiler(ExpressionCompiler):
     def visit_between_op_binary(self, binary, operator, dynamodb_key_condition=False, **kw):
         left = self.process(binary.left, **kw)
         low, high = (self.process(bound, **kw) for bound in binary.right.clauses)
-        self._record_key_values(binary)
+        self._record_values(binary)
         if dynamodb_key_condition:
             # As a key condition DynamoDB rejects low > high; the execution answers no rows instead.
             self.dynamodb_key_between = tuple(self.bind_names[b] for b in binary.right.clauses)
@@ -265,7 +291,7 @@ class ConditionCompiler(ExpressionCompiler):
     def visit_not_between_op_binary(self, binary, operator, **kw):
         left = self.process(binary.left, **kw)
         low, high = (self.process(bound, **kw) for bound in binary.right.clauses)
-        self._record_key_values(binary)
+        self._record_values(binary)
         return f"({left} < {low} OR {left} > {high})"  # both false when the attribute is missing
 
     def _function_of_value(self, name: str, binary, like: bool = False, **kw) -> str:
@@ -286,7 +312,7 @@ class ConditionCompiler(ExpressionCompiler):
         elif escape is None and has_affinity(binary.left.type, String):
             # SQL reads % and _ in a LIKE pattern as wildcards: checked per execution
             self.dynamodb_like_parameters[self.bind_names[right]] = LIKE_METHODS[name]
-        self._record_key_values(binary, right)
+        self._record_values(binary, right)
         return text
 
     def visit_startswith_op_binary(self, binary, operator, **kw):

@@ -37,25 +37,30 @@ def _is_boolean_attribute(clause: Any) -> bool:
     )
 
 
-def _condition(clause: Any) -> Any:
+def _condition(clause: Any, present: frozenset[str] = frozenset()) -> Any:
     """A WHERE clause with its NOTs pushed down to the tests and bare boolean attributes
-    compared with true, so every test can carry the guard SQL's three-valued logic needs."""
+    compared with true, so every test can carry the guard SQL's three-valued logic needs.
+    ``present`` names attributes every item read has (an index's keys, reading the index)."""
     if isinstance(clause, elements.BooleanClauseList) and clause.operator in (operators.and_, operators.or_):
-        parts = [_condition(c) for c in clause.clauses]
+        parts = [_condition(c, present) for c in clause.clauses]
         if all(new is old for new, old in zip(parts, clause.clauses, strict=True)):
             return clause
         return _combine(clause.operator, parts)
     if isinstance(clause, elements.Grouping):
-        return _condition(clause.element)
+        return _condition(clause.element, present)
     if isinstance(clause, elements.UnaryExpression) and clause.operator is operators.inv:
-        return _negated(clause.element)
+        return _negated(clause.element, present)
     if (
         isinstance(clause, elements.BinaryExpression)
         and clause.operator in (operators.is_, operators.is_not)
         and isinstance(clause.right, elements.Null)
-        and getattr(clause.left, "primary_key", False)
+        and (
+            getattr(clause.left, "primary_key", False)
+            or (isinstance(clause.left, elements.ColumnClause) and clause.left.name in present)
+        )
     ):
-        # A table key always has a value, and DynamoDB refuses to compare one with NULL.
+        # A table key always has a value (an index holds only items with its keys), and
+        # DynamoDB refuses to compare one with NULL, even by attribute_type() (findings).
         return false() if clause.operator is operators.is_ else true()
     if isinstance(clause, elements.AsBoolean) and _is_boolean_attribute(clause.element):
         return _equals(clause.element, true() if clause.operator is operators.is_true else false())
@@ -82,15 +87,15 @@ def _equals(attribute: Any, constant: Any) -> Any:
     return elements.BinaryExpression(attribute, constant, operators.eq, negate=operators.ne)
 
 
-def _negated(clause: Any) -> Any:
+def _negated(clause: Any, present: frozenset[str] = frozenset()) -> Any:
     """NOT clause, as a clause that is TRUE exactly where SQL's NOT is TRUE (not where it is
     unknown): De Morgan down to the tests, each test replaced by its guarded opposite."""
-    clause = _condition(clause)
+    clause = _condition(clause, present)
     if isinstance(clause, elements.BooleanClauseList) and clause.operator in (operators.and_, operators.or_):
         opposite = operators.or_ if clause.operator is operators.and_ else operators.and_
-        return _combine(opposite, [_negated(c) for c in clause.clauses])
+        return _combine(opposite, [_negated(c, present) for c in clause.clauses])
     if isinstance(clause, elements.UnaryExpression) and clause.operator is operators.inv:
-        return _condition(clause.element)
+        return _condition(clause.element, present)
     if isinstance(clause, elements.BinaryExpression) and clause.negate is not None:
         if (
             clause.operator is operators.eq
@@ -130,10 +135,11 @@ def _attribute_first(term: Any) -> Any:
     return term
 
 
-def terms_of(criteria: Any) -> list[Any]:
-    """The top-level AND terms of a WHERE, each normalised once (see _condition). The AND is
-    flattened before its terms are normalised, so that ``where(a, b)`` and ``where(and_(a, b))``
-    give the same terms even where one of them folds to a constant."""
+def terms_of(criteria: Any, present: frozenset[str] = frozenset()) -> list[Any]:
+    """The top-level AND terms of a WHERE, each normalised once (see _condition; ``present``:
+    the attributes every item read has). The AND is flattened before its terms are normalised,
+    so that ``where(a, b)`` and ``where(and_(a, b))`` give the same terms even where one of
+    them folds to a constant."""
     terms: list[Any] = []
 
     def flatten(clause: Any, normalised: bool) -> None:
@@ -143,7 +149,7 @@ def terms_of(criteria: Any) -> list[Any]:
             for part in clause.clauses:
                 flatten(part, normalised)
         elif not normalised:
-            flatten(_condition(clause), True)
+            flatten(_condition(clause, present), True)
         else:
             terms.append(_attribute_first(clause))
 

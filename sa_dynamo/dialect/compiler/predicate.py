@@ -16,11 +16,12 @@ from typing import Any
 
 from sqlalchemy.sql import elements, functions, operators
 
+from ...dbapi.values import received
 from ...sqlalchemy_private import bind_processors
 from .normal_form import _attribute_first
 
 _MISSING = object()
-Values = Callable[[Any], Any]  # a bind parameter -> its value as sent
+Values = Callable[[Any], Any]  # a bind parameter -> its value as DynamoDB receives it
 Test = Callable[[Mapping[str, Any], Values], bool]
 
 _ORDERED = {
@@ -32,6 +33,7 @@ _ORDERED = {
     operators.ge: lambda a, b: a >= b,
 }
 _NUMBERS = (int, float, Decimal)
+_DOCUMENTS = (dict, list, set, frozenset)
 _ATTRIBUTE_TYPES = {str: "S", bytes: "B", bool: "BOOL", dict: "M", list: "L", type(None): "NULL"}
 
 
@@ -47,10 +49,30 @@ def _kind(value: Any) -> type | None:
 def _compare(op: Any, stored: Any, value: Any) -> bool:
     if stored is _MISSING or stored is None or value is None:
         return False
+    if op is operators.eq and isinstance(stored, _DOCUMENTS):
+        return _equal(stored, value)
     kind = _kind(stored)
     if kind is None or kind is not _kind(value) or (kind is bool and op not in (operators.eq, operators.ne)):
         return False
     return _ORDERED[op](stored, value)
+
+
+def _equal(stored: Any, value: Any) -> bool:
+    """DynamoDB's = of a map, list or set with a value: the same type throughout and equal
+    values (a NULL inside equals NULL, a number inside never equals true)."""
+    if isinstance(stored, dict):
+        return (
+            isinstance(value, dict)
+            and stored.keys() == value.keys()
+            and all(_equal(stored[k], value[k]) for k in stored)
+        )
+    if isinstance(stored, list):
+        return isinstance(value, list) and len(stored) == len(value) and all(map(_equal, stored, value))
+    if isinstance(stored, (set, frozenset)):
+        return isinstance(value, (set, frozenset)) and stored == value
+    if stored is None or value is None:
+        return stored is value
+    return _kind(stored) is not None and _kind(stored) is _kind(value) and stored == value
 
 
 def _read(item: Mapping[str, Any], path: tuple[Any, ...]) -> Any:
@@ -127,6 +149,7 @@ def _binary(clause: elements.BinaryExpression) -> Test:
         value = _bound(clause.right)
         return lambda item, values: (
             _present(operand(item, values))
+            and _present(value(values))  # x <> NULL is unknown
             and not _compare(operators.eq, operand(item, values), value(values))
         )
     if op in _ORDERED:
@@ -136,9 +159,12 @@ def _binary(clause: elements.BinaryExpression) -> Test:
         listed = _bound(clause.right)
 
         def member(item: Mapping[str, Any], values: Values) -> bool:
-            stored = operand(item, values)
-            found = any(_compare(operators.eq, stored, v) for v in listed(values))
-            return found if op is operators.in_op else _present(stored) and not found
+            stored, candidates = operand(item, values), listed(values)
+            found = any(_compare(operators.eq, stored, v) for v in candidates)
+            if op is operators.in_op:
+                return found
+            # x NOT IN (a, NULL) is x <> a AND x <> NULL: never TRUE
+            return _present(stored) and not found and all(v is not None for v in candidates)
 
         return member
     if op in (operators.between_op, operators.not_between_op):
@@ -173,8 +199,8 @@ def _binary(clause: elements.BinaryExpression) -> Test:
     if op in negated:
 
         def negation(item: Mapping[str, Any], values: Values) -> bool:
-            stored = operand(item, values)
-            return _present(stored) and not negated[op](stored, value(values))
+            stored, tested = operand(item, values), value(values)
+            return _present(stored) and _present(tested) and not negated[op](stored, tested)
 
         return negation
     raise NotImplementedError(f"no predicate for the operator {op}")  # the compiler refused it already
@@ -258,25 +284,43 @@ def _test(clause: Any) -> Test:
 def values_of(
     compiled: Any, parameters: Mapping[str, Any], expanded: Mapping[str, list[str]] | None = None
 ) -> Values:
-    """The value each bind parameter of ``compiled`` has as sent, given one execution's
-    parameters by name; ``expanded`` names the parameters an IN list became at execution (its
-    values each processed as its own)."""
+    """The value each bind parameter of ``compiled`` has as DynamoDB receives it, given one
+    execution's parameters by name; ``expanded`` names the parameters an IN list became at
+    execution (its values each processed as its own).
+
+    As received: the column type's bind processor, then the driver's AttributeValue, read back
+    as an item's attributes are. So the float 0.7 a Float column sends is the number 0.7, equal
+    to the stored Decimal("0.7") as DynamoDB says, not the binary fraction nearest to it."""
     processors = bind_processors(compiled)
     names = compiled.bind_names
     by_key = {bind.key: name for bind, name in names.items()}
+    known: dict[str, Any] = {}
 
     def value(bind: Any) -> Any:
         name = names.get(bind) or by_key[bind.key]
-        process = processors.get(name)
-        if bind.expanding:
-            listed = parameters[name] if name in parameters else _expanded(bind, parameters, expanded[name])
-            if isinstance(process, (tuple, list)):  # a tuple IN: one processor per element
-                return [tuple(p(e) if p else e for p, e in zip(process, v, strict=True)) for v in listed]
-            return [process(v) if process else v for v in listed]
-        raw = parameters[name]
-        return process(raw) if process else raw
+        if name not in known:
+            known[name] = _value(bind, name, processors.get(name), parameters, expanded)
+        return known[name]
 
     return value
+
+
+def _value(
+    bind: Any,
+    name: str,
+    process: Any,
+    parameters: Mapping[str, Any],
+    expanded: Mapping[str, list[str]] | None,
+) -> Any:
+    if bind.expanding:
+        listed = parameters[name] if name in parameters else _expanded(bind, parameters, expanded[name])
+        if isinstance(process, (tuple, list)):  # a tuple IN: one processor per element
+            return [
+                tuple(received(p(e) if p else e) for p, e in zip(process, v, strict=True)) for v in listed
+            ]
+        return [received(process(v) if process else v) for v in listed]
+    raw = parameters[name]
+    return received(process(raw) if process else raw)
 
 
 def _expanded(bind: Any, parameters: Mapping[str, Any], names: list[str]) -> list[Any]:

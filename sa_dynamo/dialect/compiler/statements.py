@@ -77,6 +77,10 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
         self.dynamodb_like_parameters: dict[str, str] = {}
         # parameter name -> escape character of a LIKE pattern, which must be 'prefix%'
         self.dynamodb_like_patterns: dict[str, str | None] = {}
+        # parameter name -> whether the test comparing an attribute with it is a top-level AND
+        # term of the WHERE: a None there (in an IN list: see never_true) makes the test never
+        # TRUE, which answers no rows as a top-level term and is refused below an OR
+        self.dynamodb_value_parameters: dict[str, bool] = {}
         super().__init__(*args, **kwargs)
         if self.dynamodb_template is not None:
             self.dynamodb_template = self.dynamodb_template.finalized(self.string)

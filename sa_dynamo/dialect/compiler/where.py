@@ -17,7 +17,7 @@ from sqlalchemy.sql.selectable import Join
 from ...limits import MAX_PARTITION_KEYS
 from ..key_schema import KeySchema
 from .access_path import RANGE_KEY_OPERATORS
-from .conditions import ConditionCompiler
+from .conditions import VALUE_TESTS, ConditionCompiler, compared_parameters
 from .normal_form import _table_of, is_on, is_partition_or, key_tuple_in, terms_of
 from .predicate import predicate_of
 
@@ -43,8 +43,9 @@ class WhereCompiler(ConditionCompiler):
         )
 
     def _where_terms(self, criteria: Any) -> list[Any]:
-        """The WHERE's terms with constant TRUE dropped; a constant FALSE means no row can match."""
-        terms = terms_of(criteria)
+        """The WHERE's terms with constant TRUE dropped; a constant FALSE means no row can match.
+        Reading an index, its key attributes are in every item read: IS [NOT] NULL of them folds."""
+        terms = terms_of(criteria, self._index_keys)
         if any(isinstance(t, elements.False_) for t in terms):
             self.dynamodb_always_empty = True
         return [t for t in terms if not isinstance(t, (elements.True_, elements.False_))]
@@ -56,6 +57,12 @@ class WhereCompiler(ConditionCompiler):
         the text so that a refused construct is refused in the compiler's words."""
         terms = self._terms = self._where_terms(criteria)
         text = self._render_where(keys, terms, full_key, table_hash, **kw)
+        names = {bind.key: name for bind, name in self.bind_names.items()}  # LIKE renders a copy
+        for term in terms:
+            if isinstance(term, elements.BinaryExpression) and term.operator in VALUE_TESTS:
+                for bind in compared_parameters(term):
+                    if names.get(bind.key) in self.dynamodb_value_parameters:
+                        self.dynamodb_value_parameters[names[bind.key]] = True
         self.dynamodb_predicate = (
             (lambda item, values: False) if self.dynamodb_always_empty else predicate_of(terms)
         )
@@ -94,7 +101,8 @@ class WhereCompiler(ConditionCompiler):
             if partition_or and len(hash_term.clauses) > MAX_PARTITION_KEYS:
                 range_term = None
         partitions_in = partition_or and range_term is not None
-        if full_key and (hash_term is None or (keys.range_key is not None and range_term is None)):
+        partial = hash_term is None or (keys.range_key is not None and range_term is None)
+        if full_key and partial and not self.dynamodb_always_empty:  # else nothing is sent
             names = ", ".join(c.name for c in keys.columns)
             self._refuse(
                 f"{full_key} without equality on the whole primary key ({names})",
@@ -147,7 +155,7 @@ class WhereCompiler(ConditionCompiler):
         values = []
         for part in term.clauses:
             values.append(self.process(part.right, **kw))
-            self._record_key_values(part)
+            self._record_values(part)
         return f"{self.process(term.clauses[0].left, **kw)} IN [{', '.join(values)}]"
 
     def _filter_term(self, term: Any, grouped: bool, table_hash: Any, **kw: Any) -> str:

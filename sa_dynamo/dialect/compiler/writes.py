@@ -83,7 +83,7 @@ class WriteCompiler(WhereCompiler):
         where = self._where(key_schema(table), where_criteria(stmt), full_key="UPDATE", **kw)
         self.dynamodb_plan = Plan("UpdateItem", table.name, None, self._key_condition, self._filter)
         head = "UPDATE " + self.preparer.format_table(table)
-        return self._render_with_binds(DMLTemplate("UPDATE", head, entries, " WHERE " + where, bag))
+        return self._render_with_binds(DMLTemplate("UPDATE", head, entries, _where_clause(where), bag))
 
     def visit_delete(self, delete_stmt, visiting_cte=None, **kw):
         stmt, _compile_state, table = self._dml_setup(delete_stmt, "isdelete", **kw)
@@ -92,7 +92,7 @@ class WriteCompiler(WhereCompiler):
         self.stack.pop(-1)
         # A DELETE of a missing item succeeds silently; the old item tells whether one was deleted.
         self.dynamodb_count_only = True
-        return "DELETE FROM " + self.preparer.format_table(table) + " WHERE " + where + " RETURNING ALL OLD *"
+        return f"DELETE FROM {self.preparer.format_table(table)}{_where_clause(where)} RETURNING ALL OLD *"
 
     def _render_with_binds(self, template: DMLTemplate) -> str:
         # Rendered with SQLAlchemy's own placeholders so that parameter positions are tracked;
@@ -100,3 +100,8 @@ class WriteCompiler(WhereCompiler):
         self.stack.pop(-1)
         self.dynamodb_template = template
         return template.render()
+
+
+def _where_clause(where: str) -> str:
+    """`` WHERE ...``; nothing for a WHERE that matches no item, which is never sent."""
+    return " WHERE " + where if where else ""
