@@ -21,6 +21,7 @@ from sqlalchemy import event, inspect
 from sqlalchemy.exc import InvalidRequestError
 from sqlalchemy.orm import Mapper
 
+from ..dialect.write_rules import stored_value
 from ..exc import KeyTemplateError
 from .key_formats import Field, format_field, parse
 
@@ -127,10 +128,23 @@ def _check(mapper: Mapper) -> None:
                 )
 
 
+def as_stored(mapper: Mapper, values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` of ``mapper``'s attributes as their columns store them (a price rounded to its
+    Numeric's scale, a float as the decimal sent): templates are rendered from these, on flush
+    and in queries alike, so that a key agrees with its sources as stored and a condition on a
+    source finds its key."""
+    columns = mapper.columns
+    return {
+        name: stored_value(columns[name].type, value) if name in columns else value
+        for name, value in values.items()
+    }
+
+
 def key_of(class_: type, **values: Any) -> tuple:
     """The primary key of the item the templates would write, for ``session.get()``."""
     mapper = inspect(class_)
     found = templates(class_)
+    values = as_stored(mapper, values)
     key = []
     for column in mapper.primary_key:
         attribute = mapper.get_property_by_column(column).key
@@ -153,7 +167,7 @@ def fill(mapper: Mapper, target: Any, updating: bool = False) -> None:
     """Set every templated attribute of ``target`` from its sources."""
     keys = _primary_key_attributes(mapper)
     for template in templates(mapper.class_).values():
-        values = {name: getattr(target, name) for name in template.sources}
+        values = as_stored(mapper, {name: getattr(target, name) for name in template.sources})
         value = template.render(values)
         current = getattr(target, template.target)
         if template.target in keys:
