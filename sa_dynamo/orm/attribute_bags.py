@@ -19,6 +19,7 @@ from sqlalchemy.orm import Mapper, attributes, mapped_column
 
 from ..dialect.attribute_bag import AttributeBag, is_bag
 from ..exc import AttributeBagError
+from .scope import is_dynamodb
 
 INFO_KEY = "sa_dynamo.attribute_bag"
 
@@ -119,7 +120,9 @@ def _adopt_loaded(target: Any, *args: Any) -> None:
             state.dict[key] = _owned(target, key, state.dict[key], loaded=True)
 
 
-def _check(mapper: Mapper, target: Any) -> None:
+def _check(mapper: Mapper, connection: Any, target: Any) -> None:
+    if not is_dynamodb(connection):
+        return
     mapped = {column.name for prop in mapper.column_attrs for column in prop.columns} | set(
         mapper.column_attrs.keys()
     )
@@ -135,6 +138,8 @@ def _check(mapper: Mapper, target: Any) -> None:
 
 
 def _flushed(mapper: Mapper, connection: Any, target: Any) -> None:
+    if not is_dynamodb(connection):
+        return
     for key in _bags(mapper):
         bag = attributes.instance_state(target).dict.get(key)
         if isinstance(bag, Bag):
@@ -159,7 +164,7 @@ def _listen(mapper: Mapper, class_: type) -> None:
 event.listen(Mapper, "init", _new_object)
 event.listen(Mapper, "load", _adopt_loaded)
 event.listen(Mapper, "refresh", _adopt_loaded)
-event.listen(Mapper, "before_insert", lambda mapper, connection, target: _check(mapper, target))
-event.listen(Mapper, "before_update", lambda mapper, connection, target: _check(mapper, target))
+event.listen(Mapper, "before_insert", _check)
+event.listen(Mapper, "before_update", _check)
 event.listen(Mapper, "after_insert", _flushed)
 event.listen(Mapper, "after_update", _flushed)

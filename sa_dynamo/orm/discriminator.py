@@ -14,6 +14,7 @@ from sqlalchemy import String, event
 from sqlalchemy.orm import Mapper, ORMExecuteState, Session, mapped_column, with_loader_criteria
 
 from ..dialect.options import DISCRIMINATOR
+from .scope import on_dynamodb
 from .shared_tables import discriminator_column
 
 FILTER_OPTION = "dynamodb_discriminator_filter"
@@ -49,16 +50,6 @@ class SingleTable:
 def identities(mapper: Mapper) -> list[Any]:
     """Every discriminator value the class of ``mapper`` can load (itself and its subclasses)."""
     return [m.polymorphic_identity for m in mapper.self_and_descendants if m.polymorphic_identity is not None]
-
-
-def on_dynamodb(state: ORMExecuteState, mapper: Mapper) -> bool:
-    """Whether the session sends statements for ``mapper`` to DynamoDB (listeners on ``Session``
-    see every database's statements)."""
-    try:
-        bind = state.session.get_bind(mapper=mapper)
-    except Exception:
-        return False
-    return bind.dialect.name == "dynamodb"
 
 
 @event.listens_for(Session, "do_orm_execute")

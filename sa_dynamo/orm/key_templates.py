@@ -24,6 +24,7 @@ from sqlalchemy.orm import Mapper
 from ..dialect.write_rules import stored_value
 from ..exc import KeyTemplateError
 from .key_formats import Field, format_field, parse
+from .scope import is_dynamodb
 
 ATTRIBUTE = "__key_templates__"
 
@@ -195,9 +196,11 @@ def _validate(mapper: Mapper, class_: type) -> None:
 
 @event.listens_for(Mapper, "before_insert")
 def _before_insert(mapper: Mapper, connection: Any, target: Any) -> None:
-    fill(mapper, target)
+    if is_dynamodb(connection):
+        fill(mapper, target)
 
 
 @event.listens_for(Mapper, "before_update")
 def _before_update(mapper: Mapper, connection: Any, target: Any) -> None:
-    fill(mapper, target, updating=True)
+    if is_dynamodb(connection):
+        fill(mapper, target, updating=True)

@@ -23,6 +23,7 @@ from ..dialect.write_rules import stored_value
 from ..exc import KeyTemplateError
 from .key_formats import keeps_order
 from .key_templates import KeyTemplate, templates
+from .scope import on_dynamodb
 
 EMPTY: Mapping[str, Any] = MappingProxyType({})
 _RANGES = {operators.gt, operators.ge, operators.lt, operators.le, operators.between_op}
@@ -280,7 +281,7 @@ def _add_key_conditions(state: ORMExecuteState) -> None:
     # (a JOIN) are not on the mapper's table and pin nothing. A lazy load's are, with its values
     # in the execution parameters: a relationship joined on template sources loads by Query.
     mapper = state.bind_mapper
-    if not state.is_select or mapper is None:
+    if not state.is_select or mapper is None or not on_dynamodb(state, mapper):
         return
     parameters = state.parameters if isinstance(state.parameters, Mapping) else EMPTY
     conditions = key_conditions(mapper, state.statement.whereclause, parameters)
