@@ -165,9 +165,16 @@ def _primary_key_attributes(mapper: Mapper) -> set[str]:
 
 
 def fill(mapper: Mapper, target: Any, updating: bool = False) -> None:
-    """Set every templated attribute of ``target`` from its sources."""
+    """Set every templated attribute of ``target`` from its sources: all of them for a new
+    object; on an update, those whose sources (or which themselves) changed, so that a computed
+    key that reads the clock or a counter stays where it is on an unrelated change."""
     keys = _primary_key_attributes(mapper)
+    state = inspect(target)
     for template in templates(mapper.class_).values():
+        if updating and not any(
+            state.attrs[name].history.has_changes() for name in (*template.sources, template.target)
+        ):
+            continue
         values = as_stored(mapper, {name: getattr(target, name) for name in template.sources})
         value = template.render(values)
         current = getattr(target, template.target)

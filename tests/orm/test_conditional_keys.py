@@ -225,3 +225,43 @@ def test_an_index_whose_sort_key_a_match_may_lack_is_not_read(engine, catalogue)
         priced = by_category.where(Product.price.is_not(None))
         assert sa_dynamo.explain(session, priced).key_condition == '"gsi2pk" = ? AND begins_with("gsi2sk", ?)'
         assert sorted(p.sku for p in session.scalars(priced)) == ["a", "b", "c", "d", "g"]
+
+
+def test_a_computed_key_is_computed_again_only_when_a_source_changes(engine, raw):
+    """A key that reads the clock (here: a counter of calls) moves only when its declared
+    source changes, not on an update of anything else."""
+    calls = []
+
+    def listed_at(product) -> str:
+        calls.append(product.status)
+        return f"{product.status}#{len(calls)}"
+
+    class Base(DeclarativeBase):
+        pass
+
+    class Listing(Base):
+        __tablename__ = f"clock_{uuid.uuid4().hex[:8]}"
+        __table_args__ = (Index("by_status", "gsi1pk", dynamodb_projection="ALL"),)
+        __key_templates__ = {"pk": "LISTING#{sku}", "gsi1pk": sa_dynamo.computed_key(listed_at, "status")}
+        pk: Mapped[str] = mapped_column(primary_key=True)
+        gsi1pk: Mapped[str | None]
+        sku: Mapped[str]
+        status: Mapped[str | None]
+        name: Mapped[str | None]
+
+    Base.metadata.create_all(engine)
+    try:
+        key = {"pk": {"S": "LISTING#a"}}
+        with Session(engine) as session:
+            session.add(Listing(sku="a", status="NEW", name="anvil"))
+            session.commit()
+            session.get(Listing, "LISTING#a").name = "big anvil"
+            session.commit()
+            assert raw.get_item(TableName=Listing.__tablename__, Key=key)["Item"]["gsi1pk"] == {"S": "NEW#1"}
+            session.get(Listing, "LISTING#a").status = "SOLD"
+            session.commit()
+        assert raw.get_item(TableName=Listing.__tablename__, Key=key)["Item"]["gsi1pk"] == {"S": "SOLD#2"}
+        assert calls == ["NEW", "SOLD"]
+    finally:
+        Base.metadata.drop_all(engine)
+        Base.registry.dispose()
