@@ -282,6 +282,10 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         """None means attribute absent: leave it out of an INSERT, REMOVE it in an UPDATE. An
         attribute bag's value becomes the attributes it writes (DMLTemplate.with_bag)."""
         if template is not None:
+            if template.bag is not None and not unit_of_work_flush(self.execution_options):
+                # (the ORM's flush checked its objects' bags against their classes' columns)
+                for params in self.parameters:
+                    template.refuse_bag_clashes(params)
             groups: dict[tuple, list] = defaultdict(list)
             for params in self.parameters:
                 key, values = row_shape(template, params)

@@ -123,17 +123,17 @@ def _adopt_loaded(target: Any, *args: Any) -> None:
 def _check(mapper: Mapper, connection: Any, target: Any) -> None:
     if not is_dynamodb(connection):
         return
-    mapped = {column.name for prop in mapper.column_attrs for column in prop.columns} | set(
-        mapper.column_attrs.keys()
-    )
+    # a name the class maps, by column name or attribute name -> the attribute to set instead
+    mapped = {column.name: prop.key for prop in mapper.column_attrs for column in prop.columns}
+    mapped.update((key, key) for key in mapper.column_attrs)
     for key in _bags(mapper):
         bag = getattr(target, key)
-        clashes = sorted(set(bag or ()) & mapped)
+        clashes = sorted(set(bag or ()) & mapped.keys())
         if clashes:
+            name = mapper.class_.__name__
             raise AttributeBagError(
-                f"{mapper.class_.__name__}.{key} holds {', '.join(map(repr, clashes))}, which "
-                f"{mapper.class_.__name__} maps as a column: set the attribute itself "
-                f"(obj.{clashes[0]} = ...) and delete it from the bag"
+                f"{name}.{key} holds {', '.join(map(repr, clashes))}, which {name} maps as a column: set "
+                f"the attribute itself (obj.{mapped[clashes[0]]} = ...) and delete it from the bag"
             )
 
 
