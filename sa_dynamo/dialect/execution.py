@@ -338,8 +338,8 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                 raise ArgumentError(
                     f"dynamodb_unknown_type must be one of {', '.join(UNKNOWN_TYPE_POLICIES)}, not {policy!r}"
                 )
-            attribute, known, base = discriminator
-            cursor.discriminator = Discriminator(attribute, known, policy, base)
+            attribute, known, base, mapped = discriminator
+            cursor.discriminator = Discriminator(attribute, known, policy, base, mapped)
         if compiled.dynamodb_limit_bind is not None:
             cursor.max_rows = int(self.compiled_parameters[0][compiled.dynamodb_limit_bind])
 

@@ -94,6 +94,20 @@ def _bags(mapper: Mapper) -> tuple[str, ...]:
     return tuple(prop.key for prop in mapper.column_attrs if any(is_bag(c) for c in prop.columns))
 
 
+def mapped_by_kind(mapper: Mapper) -> dict[str, frozenset[str]]:
+    """For a query of ``mapper``'s hierarchy that loads an attribute bag: the attributes each
+    kind's class maps, so that a bag holds every other attribute of its item, as it does when
+    its class is loaded alone (a base-class query also selects the siblings' columns). Empty
+    when no class of the hierarchy has a bag."""
+    kinds = [m for m in mapper.self_and_descendants if m.polymorphic_identity is not None]
+    if not any(_bags(m) for m in kinds):
+        return {}
+    return {
+        m.polymorphic_identity: frozenset(c.name for prop in m.column_attrs for c in prop.columns)
+        for m in kinds
+    }
+
+
 def _owned(target: Any, key: str, value: Any, loaded: bool) -> Bag:
     bag = value if isinstance(value, Bag) else Bag(value or {})
     if loaded:

@@ -14,6 +14,7 @@ from sqlalchemy import String, event
 from sqlalchemy.orm import Mapper, ORMExecuteState, Session, mapped_column, with_loader_criteria
 
 from ..dialect.options import DISCRIMINATOR
+from .attribute_bags import mapped_by_kind
 from .scope import on_dynamodb
 from .shared_tables import discriminator_column
 
@@ -69,7 +70,14 @@ def _inject_discriminator_filter(state: ORMExecuteState) -> None:
             continue
         known = identities(mapper)
         state.update_execution_options(
-            **{DISCRIMINATOR: (column.name, frozenset(known), mapper.polymorphic_identity)}
+            **{
+                DISCRIMINATOR: (
+                    column.name,
+                    frozenset(known),
+                    mapper.polymorphic_identity,
+                    mapped_by_kind(mapper),
+                )
+            }
         )
         if state.execution_options.get(FILTER_OPTION, True) is not False:
             criteria = column.in_(known)
