@@ -56,6 +56,11 @@ def shape(mapper: Mapper) -> Shape:
     return Shape(hash_key, range_key, None if column is None else column.name)
 
 
+def mappers_of(table: Table) -> list[Mapper]:
+    """The configured classes mapped onto ``table``."""
+    return [mapper for mapper in list(_mappers) if physical_table(mapper) is table]
+
+
 def describe_key(part: str, value: Any) -> str:
     if value is None:
         return f"no {part}"

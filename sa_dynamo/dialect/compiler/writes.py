@@ -5,12 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import inspect
 from sqlalchemy.sql.schema import Table
 
 from ...constructs import Upsert
 from ...plan import Plan
-from ...sqlalchemy_private import crud_params, dml_compile_state, dml_extras, placeholder, where_criteria
+from ...sqlalchemy_private import (
+    crud_params,
+    dml_compile_state,
+    dml_extras,
+    dml_mapper,
+    placeholder,
+    where_criteria,
+)
 from ..attribute_bag import is_bag
 from ..key_schema import key_schema
 from .templates import DMLTemplate, _Entry
@@ -103,11 +109,10 @@ class WriteCompiler(WhereCompiler):
         """The write's template; with an attribute bag, the table's columns, which its names
         must not be, each with the name the statement sets it by (a mapped class's attribute
         for ``insert(Product)``, else the column's key). ``stmt`` is the statement as written:
-        the compile state's copy of an ORM statement has no entity."""
+        the compile state's copy of an ORM statement has no mapper."""
         if bag is None:
             return DMLTemplate(kind, head, entries, tail)
-        entity = stmt.entity_description.get("entity")
-        mapper = inspect(entity) if entity is not None else None
+        mapper = dml_mapper(stmt)
 
         def key(column: Any) -> str:
             if mapper is not None and column in mapper.columns.values():
