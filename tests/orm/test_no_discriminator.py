@@ -56,8 +56,11 @@ def test_the_key_schema_is_still_checked():
 def _hierarchy(table: str, opted_out: bool):
     """Entry with two subclasses on its table, and no polymorphic_on."""
     Base, Entry = _root("Entry", table, opted_out)
-    type("Profile", (Entry,), {})
-    type("Purchase", (Entry,), {"order_id": mapped_column(String, nullable=True)})
+    # held until configured: a registry holds its classes weakly
+    Entry.kinds = [
+        type("Profile", (Entry,), {}),
+        type("Purchase", (Entry,), {"order_id": mapped_column(String)}),
+    ]
     return Base, Entry
 
 
