@@ -160,7 +160,8 @@ def key_of(class_: type, **values: Any) -> tuple:
     return tuple(key)
 
 
-def _primary_key_attributes(mapper: Mapper) -> set[str]:
+def primary_key_attributes(mapper: Mapper) -> set[str]:
+    """The attributes that map the table's key."""
     return {mapper.get_property_by_column(column).key for column in mapper.primary_key}
 
 
@@ -168,7 +169,7 @@ def fill(mapper: Mapper, target: Any, updating: bool = False) -> None:
     """Set every templated attribute of ``target`` from its sources: all of them for a new
     object; on an update, those whose sources (or which themselves) changed, so that a computed
     key that reads the clock or a counter stays where it is on an unrelated change."""
-    keys = _primary_key_attributes(mapper)
+    keys = primary_key_attributes(mapper)
     state = inspect(target)
     for template in templates(mapper.class_).values():
         if updating and not any(

@@ -9,7 +9,7 @@ exactly those the query asks for; the key conditions only narrow what DynamoDB r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -22,12 +22,12 @@ from ..dialect.key_schema import KeySchema, index_key_schema, key_schema
 from ..dialect.write_rules import stored_value
 from ..exc import KeyTemplateError
 from .key_formats import keeps_order
-from .key_templates import KeyTemplate, templates
+from .key_templates import KeyTemplate, primary_key_attributes, templates
 from .scope import on_dynamodb
 
 EMPTY: Mapping[str, Any] = MappingProxyType({})
 _RANGES = {operators.gt, operators.ge, operators.lt, operators.le, operators.between_op}
-# A format may give two values one key (12.495 and 12.50 are both "12.50" in {price:.2f}, two
+# A format may give two values one key (12.499 and 12.50 are both "12.50" in {price:.2f}, two
 # times in one second one "%H:%M:%S"): a bound's own key may hold values on both sides of it,
 # so a key range always includes it, and the WHERE on the source decides.
 _INCLUSIVE = {operators.gt: operators.ge, operators.lt: operators.le}
@@ -125,6 +125,12 @@ def _flatten(clause: Any) -> list[Any]:
     if isinstance(clause, elements.Grouping):
         return _flatten(clause.element)
     return [clause]
+
+
+def read_where(criteria: Iterable[Any], mapper: Mapper, parameters: Mapping[str, Any] = EMPTY) -> Pinned:
+    """What the AND terms of ``criteria`` (a WHERE, or its terms as given) say of the mapper's
+    attributes; ``parameters`` are the values of binds that carry none."""
+    return _pinned([term for criterion in criteria for term in _flatten(criterion)], mapper, parameters)
 
 
 def _listed_values(template: KeyTemplate, query: Pinned) -> list[str] | None:
@@ -234,7 +240,7 @@ def _written_for_every_match(mapper: Mapper, found: dict, template: KeyTemplate,
     column that is never None, a source of the primary key (no item is written without it), or
     one the WHERE compares in a way no NULL satisfies. A computed key may return None whatever
     its sources."""
-    keys = {mapper.get_property_by_column(column).key for column in mapper.primary_key}
+    keys = primary_key_attributes(mapper)
     in_key = {
         s for target in keys & found.keys() if found[target].function is None for s in found[target].sources
     }
@@ -250,7 +256,7 @@ def key_conditions(mapper: Mapper, whereclause: Any, parameters: Mapping[str, An
     found = templates(mapper.class_)
     if not found:
         return []
-    query = _pinned(_flatten(whereclause), mapper, parameters)
+    query = read_where([whereclause], mapper, parameters)
     table = mapper.local_table
     schemas = [(key_schema(table), False)] + [
         (index_key_schema(i), True) for i in sorted(table.indexes, key=lambda i: i.name or "")

@@ -24,16 +24,12 @@ from sqlalchemy.sql import elements
 from sqlalchemy.sql.dml import Insert, Update, ValuesBase
 
 from ..sqlalchemy_private import dml_mapper, dml_values, unit_of_work_flush, where_criteria
-from .key_templates import KeyTemplate, as_stored, templates
+from .key_templates import KeyTemplate, as_stored, primary_key_attributes, templates
 from .scope import is_dynamodb, on_dynamodb
 from .shared_tables import mappers_of
-from .template_queries import EMPTY, _flatten, _pinned
+from .template_queries import EMPTY, read_where
 
 _UNKNOWN = object()  # a value the write sets by an SQL expression
-
-
-def _primary_key_attributes(mapper: Mapper) -> set[str]:
-    return {mapper.get_property_by_column(column).key for column in mapper.primary_key}
 
 
 def _written(mapper: Mapper, statement: ValuesBase, parameters: Mapping[str, Any]) -> dict[str, Any]:
@@ -64,7 +60,7 @@ def _derived(
 ) -> dict[str, Any]:
     """The templated attributes one execution must set, by attribute."""
     written = _written(mapper, statement, parameters)
-    keys = _primary_key_attributes(mapper)
+    keys = primary_key_attributes(mapper)
     name = mapper.class_.__name__
     derived = {}
     if isinstance(statement, Insert):
@@ -73,9 +69,8 @@ def _derived(
             if value is not None or template.target not in keys:
                 derived[template.target] = value
         return _checked(name, found, written, derived)
-    terms = [term for criterion in where_criteria(statement) for term in _flatten(criterion)]
     # (the ORM's bulk UPDATE by primary key writes each row's key values: they are its WHERE)
-    known = {**_pinned(terms, mapper, parameters).values, **written}
+    known = {**read_where(where_criteria(statement), mapper, parameters).values, **written}
     for template in found.values():
         changed = [s for s in template.sources if s in written and s not in keys]
         if not changed:
@@ -85,8 +80,8 @@ def _derived(
             raise InvalidRequestError(
                 f"this UPDATE of {name} sets {', '.join(changed)}, from which the key template "
                 f"{template.text!r} builds {template.target}, but cannot render it: "
-                f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} neither set nor pinned by "
-                f"== in the WHERE. Add {missing[0]} to the WHERE (or to the values), or change the "
+                f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} neither set to a value nor "
+                f"pinned by == in the WHERE. Add {missing[0]} to the WHERE (or to the values), or change the "
                 "objects in a Session, whose flush renders their keys"
             )
         value = template.render(as_stored(mapper, {s: known[s] for s in template.sources}))

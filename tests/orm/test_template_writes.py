@@ -176,7 +176,7 @@ def test_a_bulk_insert_writes_the_templated_keys(engine, models):
         ({"order_id": "9"}, r"builds the key attribute sk: it would move the item"),
         (
             {"region": "US"},
-            r"sets region, .* builds gsi2pk, but cannot render it: channel is neither set nor",
+            r"sets region, .* builds gsi2pk, but cannot render it: channel is neither set to a value nor",
         ),
         ({"status": "X", "gsi1pk": "STATUS#Y"}, r"sets gsi1pk, .* leave gsi1pk out of the values"),
     ],
