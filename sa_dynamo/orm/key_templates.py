@@ -1,9 +1,12 @@
 """Key templates: key attributes computed from other attributes, as single-table design does.
 
 ``__key_templates__ = {"pk": "CUSTOMER#{customer_id}", "sk": "ORDER#{order_id}"}`` on a mapped
-class fills ``pk``/``sk`` on flush (and again when the sources change); template_queries.py turns
-a query's conditions on the sources into key conditions. A template whose source is None leaves
-its attribute absent (the item drops out of that sparse index); never ``STATUS#None``.
+class fills ``pk``/``sk`` when a DynamoDB session flushes it (and again when the sources change);
+template_queries.py turns a query's conditions on the sources into key conditions, and
+template_writes.py gives Core and bulk writes their keys. A key is rendered from its sources as
+their columns store them (``as_stored``), so that it agrees with them. A template whose source
+is None leaves its attribute absent (the item drops out of that sparse index); never
+``STATUS#None``.
 
 A key whose value depends on the object's state (DynamoMapper's conditional index: archived
 products under ``ARCHIVED_PRODUCT``, the others under ``ACTIVE_PRODUCT``) is a
