@@ -53,6 +53,18 @@ def dml_extras(statement: Any, compile_state: Any) -> tuple[bool, bool]:
     return extras, bool(getattr(compile_state, "_extra_froms", None))
 
 
+def dml_values(statement: Any) -> dict[Any, Any]:
+    """What ``.values()`` gave an INSERT/UPDATE: column (or its key) -> value or expression."""
+    return dict(statement._values or {})
+
+
+def dml_mapper(statement: Any) -> Any:
+    """The mapper of the class an INSERT/UPDATE/DELETE was written against (``update(Order)``),
+    None for a Table's. ``entity_description`` fails on a Table's statement whose WHERE names
+    mapped attributes (``update(Order.__table__).where(Order.id == 1)``)."""
+    return statement.table._annotations.get("parententity")
+
+
 def statement_options(statement: Any) -> tuple[Any, ...]:
     """The options given to ``.options()`` (use_index() among them)."""
     return tuple(getattr(statement, "_with_options", ()))

@@ -7,9 +7,22 @@ import asyncio
 import inspect
 
 import pytest
-from sqlalchemy import Column, Integer, MetaData, String, Table, bindparam, delete, func, insert, select, text
+from sqlalchemy import (
+    Column,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    bindparam,
+    delete,
+    func,
+    insert,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.exc import CompileError
-from sqlalchemy.orm import selectinload
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, selectinload
 from sqlalchemy.types import Boolean
 
 from sa_dynamo import sqlalchemy_private as private
@@ -56,6 +69,32 @@ def test_dml_extras_and_compile_state():
     assert private.dml_extras(statement, state) == (True, False)
     plain = insert(table).values(pk="a")
     assert private.dml_extras(plain, private.dml_compile_state(plain, compiler)) == (False, False)
+
+
+def test_dml_values_as_given():
+    """Keyed as given: a column's name (a string), or the Column (``values({column: ...})``, ORM)."""
+    by_name = private.dml_values(insert(table).values(pk="a", n=bindparam("b_n")))
+    assert [(key, bind.value, bind.key) for key, bind in by_name.items()][1:] == [("n", None, "b_n")]
+    assert by_name["pk"].value == "a"
+    by_column = private.dml_values(insert(table).values({table.c.pk: "a"}))
+    assert [(key is table.c.pk, bind.value) for key, bind in by_column.items()] == [(True, "a")]
+    assert private.dml_values(insert(table)) == {}
+
+
+def test_dml_mapper_of_a_class_and_of_a_table():
+    class Base(DeclarativeBase):
+        pass
+
+    class Thing(Base):
+        __tablename__ = "things"
+        pk: Mapped[str] = mapped_column(primary_key=True)
+
+    try:
+        assert private.dml_mapper(update(Thing)) is Thing.__mapper__
+        assert private.dml_mapper(insert(Thing)) is Thing.__mapper__
+        assert private.dml_mapper(update(Thing.__table__).where(Thing.pk == "a")) is None
+    finally:
+        Base.registry.dispose()
 
 
 def test_crud_params_and_placeholders_tell_values_from_expressions():

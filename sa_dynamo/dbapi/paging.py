@@ -17,7 +17,8 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from . import statement as stmt
@@ -72,12 +73,15 @@ class Discriminator(NamedTuple):
 
     ``policy`` is "skip" (drop them, counted in ``Cursor.skipped`` and the log), "raise" (a
     DataError naming the value) or "base" (present them as ``base``, the loading class's kind).
+    ``mapped`` names the attributes each kind's class maps: an attribute bag of an item holds
+    every other attribute, whatever columns the result has for the other kinds.
     """
 
     attribute: str
     known: frozenset[str]
     policy: str
     base: str
+    mapped: Mapping[str, frozenset[str]] = MappingProxyType({})
 
     def sort_out(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         kept = []
@@ -355,6 +359,9 @@ class Pages:
 
     def _with_rest(self, item: dict[str, Any], value: Any) -> tuple:
         named = set(self.names)
+        if self.discriminator is not None and self.discriminator.mapped:
+            kind = item.get(self.discriminator.attribute, {}).get("S")
+            named = self.discriminator.mapped.get(kind, named)
         rest = {name: value(v) for name, v in item.items() if name not in named}
         return tuple(
             rest if name == self.rest else (None if (v := item.get(name)) is None else value(v))

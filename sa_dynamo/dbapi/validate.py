@@ -285,12 +285,16 @@ def _check_rule(write: Write, name: str, value: dict[str, Any], rule: AttributeR
         value["N"] = _scaled(write, name, Decimal(inner), rule, hidden)
 
 
+def round_to_scale(number: Decimal, scale: int) -> Decimal:
+    """PostgreSQL's numeric(p, s) rounding: half away from zero, to ``scale`` places."""
+    return number.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP, context=Context(prec=200))
+
+
 def _scaled(write: Write, name: str, number: Decimal, rule: AttributeRule, hidden: bool) -> str:
     """PostgreSQL's numeric(p, s): round half away from zero to s places, then refuse a value
     with more than p - s digits before the point (its "numeric field overflow")."""
     scale = rule.scale or 0
-    exponent = Decimal(1).scaleb(-scale)
-    rounded = number.quantize(exponent, rounding=ROUND_HALF_UP, context=Context(prec=200))
+    rounded = round_to_scale(number, scale)
     if rule.precision is not None and rounded.copy_abs() >= Decimal(10) ** (rule.precision - scale):
         raise DataError(
             f"numeric field overflow: column {name!r} of table {write.table!r} is {rule.type_name}, so a "

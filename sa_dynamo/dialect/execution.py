@@ -303,6 +303,10 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         """None means attribute absent: leave it out of an INSERT, REMOVE it in an UPDATE. An
         attribute bag's value becomes the attributes it writes (DMLTemplate.with_bag)."""
         if template is not None:
+            if template.bag is not None and not unit_of_work_flush(self.execution_options):
+                # (the ORM's flush checked its objects' bags against their classes' columns)
+                for params in self.parameters:
+                    template.refuse_bag_clashes(params)
             groups: dict[tuple, list] = defaultdict(list)
             for params in self.parameters:
                 key, values = row_shape(template, params)
@@ -354,8 +358,8 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                 raise ArgumentError(
                     f"dynamodb_unknown_type must be one of {', '.join(UNKNOWN_TYPE_POLICIES)}, not {policy!r}"
                 )
-            attribute, known, base = discriminator
-            cursor.discriminator = Discriminator(attribute, known, policy, base)
+            attribute, known, base, mapped = discriminator
+            cursor.discriminator = Discriminator(attribute, known, policy, base, mapped)
         limit = None
         if compiled.dynamodb_limit_bind is not None:
             cursor.max_rows = limit = int(self.compiled_parameters[0][compiled.dynamodb_limit_bind])

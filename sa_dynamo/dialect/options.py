@@ -19,7 +19,8 @@ from ..constructs import forced_index, use_index
 EXPLAIN = "_sa_dynamo_explain"
 # paginate(): the page to read, and where it ended
 PAGE = "_sa_dynamo_page"
-# the ORM's discriminator attribute, the identities it knows, and the base identity
+# the ORM's discriminator attribute, the identities it knows, the base identity, and the
+# attributes each identity's class maps when one of them has an attribute bag (else empty)
 DISCRIMINATOR = "_sa_dynamo_discriminator"
 # the ORM's advice for a relationship load that scans (its foreign key has no index)
 SCAN_FIX = "_sa_dynamo_scan_fix"

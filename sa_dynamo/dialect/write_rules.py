@@ -10,13 +10,15 @@ a number, a JSON column a set, and ``Numeric(p, s)`` rounds and bounds as Postgr
 
 from __future__ import annotations
 
+import datetime
 import weakref
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Table
 from sqlalchemy import types as sqltypes
 
-from ..dbapi.validate import AttributeRule, KeyAttribute, TableRules
+from ..dbapi.validate import AttributeRule, KeyAttribute, TableRules, round_to_scale
 from .key_schema import index_key_schema, key_schema
 from .types import BinarySet, NumberSet, StringSet, attribute_type
 
@@ -87,3 +89,34 @@ def table_rules(table: Table) -> TableRules:
     rules = TableRules(table.name, tuple(c.name for c in key_schema(table).columns), keys, attributes)
     _cache[table] = (shape, rules)
     return rules
+
+
+def stored_value(type_: sqltypes.TypeEngine, value: Any) -> Any:
+    """The value a column of ``type_`` holds once ``value`` is written to it, as Python sees it:
+    a number in a Numeric or Float column as the decimal DynamoDB stores (a float by its shortest
+    repr, as it is sent), rounded to a ``Numeric(p, s)``'s scale as the driver rounds it; a whole
+    number in an Integer column as an int; an aware datetime in a ``DateTime(timezone=True)``
+    column in UTC. Keys built from a column (key templates) are rendered from this, so that a
+    key always agrees with the attribute it is built from."""
+    if value is None or isinstance(value, bool):
+        return value
+    plain = type_
+    while isinstance(plain, sqltypes.TypeDecorator):
+        plain = plain.impl_instance
+    if isinstance(value, (int, float, Decimal)):
+        number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+        if not number.is_finite():
+            return value
+        if isinstance(plain, sqltypes.Integer):
+            return int(number) if number == number.to_integral_value() else value
+        if isinstance(plain, (sqltypes.Numeric, sqltypes.Float)):
+            rule = attribute_rule(type_)
+            return number if rule is None or rule.scale is None else round_to_scale(number, rule.scale)
+        return value
+    if (
+        isinstance(value, datetime.datetime)
+        and value.tzinfo is not None
+        and getattr(plain, "timezone", False)
+    ):
+        return value.astimezone(datetime.timezone.utc)
+    return value

@@ -9,6 +9,7 @@ from . import (  # noqa: F401 (listeners)
     subclass_loading,
     template_joins,
     template_queries,
+    template_writes,
 )
 from .attribute_bags import attribute_bag
 from .discriminator import SingleTable

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Mapper, attributes, mapped_column
 
 from ..dialect.attribute_bag import AttributeBag, is_bag
 from ..exc import AttributeBagError
+from .scope import is_dynamodb
 
 INFO_KEY = "sa_dynamo.attribute_bag"
 
@@ -93,6 +94,20 @@ def _bags(mapper: Mapper) -> tuple[str, ...]:
     return tuple(prop.key for prop in mapper.column_attrs if any(is_bag(c) for c in prop.columns))
 
 
+def mapped_by_kind(mapper: Mapper) -> dict[str, frozenset[str]]:
+    """For a query of ``mapper``'s hierarchy that loads an attribute bag: the attributes each
+    kind's class maps, so that a bag holds every other attribute of its item, as it does when
+    its class is loaded alone (a base-class query also selects the siblings' columns). Empty
+    when no class of the hierarchy has a bag."""
+    kinds = [m for m in mapper.self_and_descendants if m.polymorphic_identity is not None]
+    if not any(_bags(m) for m in kinds):
+        return {}
+    return {
+        m.polymorphic_identity: frozenset(c.name for prop in m.column_attrs for c in prop.columns)
+        for m in kinds
+    }
+
+
 def _owned(target: Any, key: str, value: Any, loaded: bool) -> Bag:
     bag = value if isinstance(value, Bag) else Bag(value or {})
     if loaded:
@@ -119,22 +134,26 @@ def _adopt_loaded(target: Any, *args: Any) -> None:
             state.dict[key] = _owned(target, key, state.dict[key], loaded=True)
 
 
-def _check(mapper: Mapper, target: Any) -> None:
-    mapped = {column.name for prop in mapper.column_attrs for column in prop.columns} | set(
-        mapper.column_attrs.keys()
-    )
+def _check(mapper: Mapper, connection: Any, target: Any) -> None:
+    if not is_dynamodb(connection):
+        return
+    # a name the class maps, by column name or attribute name -> the attribute to set instead
+    mapped = {column.name: prop.key for prop in mapper.column_attrs for column in prop.columns}
+    mapped.update((key, key) for key in mapper.column_attrs)
     for key in _bags(mapper):
         bag = getattr(target, key)
-        clashes = sorted(set(bag or ()) & mapped)
+        clashes = sorted(set(bag or ()) & mapped.keys())
         if clashes:
+            name = mapper.class_.__name__
             raise AttributeBagError(
-                f"{mapper.class_.__name__}.{key} holds {', '.join(map(repr, clashes))}, which "
-                f"{mapper.class_.__name__} maps as a column: set the attribute itself "
-                f"(obj.{clashes[0]} = ...) and delete it from the bag"
+                f"{name}.{key} holds {', '.join(map(repr, clashes))}, which {name} maps as a column: set "
+                f"the attribute itself (obj.{mapped[clashes[0]]} = ...) and delete it from the bag"
             )
 
 
 def _flushed(mapper: Mapper, connection: Any, target: Any) -> None:
+    if not is_dynamodb(connection):
+        return
     for key in _bags(mapper):
         bag = attributes.instance_state(target).dict.get(key)
         if isinstance(bag, Bag):
@@ -159,7 +178,7 @@ def _listen(mapper: Mapper, class_: type) -> None:
 event.listen(Mapper, "init", _new_object)
 event.listen(Mapper, "load", _adopt_loaded)
 event.listen(Mapper, "refresh", _adopt_loaded)
-event.listen(Mapper, "before_insert", lambda mapper, connection, target: _check(mapper, target))
-event.listen(Mapper, "before_update", lambda mapper, connection, target: _check(mapper, target))
+event.listen(Mapper, "before_insert", _check)
+event.listen(Mapper, "before_update", _check)
 event.listen(Mapper, "after_insert", _flushed)
 event.listen(Mapper, "after_update", _flushed)

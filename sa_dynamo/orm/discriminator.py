@@ -14,6 +14,8 @@ from sqlalchemy import String, event
 from sqlalchemy.orm import Mapper, ORMExecuteState, Session, mapped_column, with_loader_criteria
 
 from ..dialect.options import DISCRIMINATOR
+from .attribute_bags import mapped_by_kind
+from .scope import on_dynamodb
 from .shared_tables import discriminator_column
 
 FILTER_OPTION = "dynamodb_discriminator_filter"
@@ -51,16 +53,6 @@ def identities(mapper: Mapper) -> list[Any]:
     return [m.polymorphic_identity for m in mapper.self_and_descendants if m.polymorphic_identity is not None]
 
 
-def on_dynamodb(state: ORMExecuteState, mapper: Mapper) -> bool:
-    """Whether the session sends statements for ``mapper`` to DynamoDB (listeners on ``Session``
-    see every database's statements)."""
-    try:
-        bind = state.session.get_bind(mapper=mapper)
-    except Exception:
-        return False
-    return bind.dialect.name == "dynamodb"
-
-
 @event.listens_for(Session, "do_orm_execute")
 def _inject_discriminator_filter(state: ORMExecuteState) -> None:
     """Filter base-class queries by the identities they can load; and tell the driver which
@@ -78,7 +70,14 @@ def _inject_discriminator_filter(state: ORMExecuteState) -> None:
             continue
         known = identities(mapper)
         state.update_execution_options(
-            **{DISCRIMINATOR: (column.name, frozenset(known), mapper.polymorphic_identity)}
+            **{
+                DISCRIMINATOR: (
+                    column.name,
+                    frozenset(known),
+                    mapper.polymorphic_identity,
+                    mapped_by_kind(mapper),
+                )
+            }
         )
         if state.execution_options.get(FILTER_OPTION, True) is not False:
             criteria = column.in_(known)

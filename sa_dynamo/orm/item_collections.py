@@ -22,6 +22,7 @@ from sqlalchemy.orm import ORMExecuteState, RelationshipProperty, Session, decla
 from ..dialect.key_schema import key_schema
 from ..limits import MAX_PARTITION_KEYS
 from . import discriminator  # noqa: F401  (its listener must run first; see _register)
+from .scope import on_dynamodb
 from .selectin_results import replacement_query, selectin_result
 
 INFO_KEY = "sa_dynamo.item_collection"
@@ -80,7 +81,7 @@ def _selectin_load_of(state: ORMExecuteState) -> tuple[RelationshipProperty, Ite
     parameters = state.parameters
     if not isinstance(parameters, dict) or "primary_keys" not in parameters:
         return None
-    if len(prop.parent.primary_key) < 2:
+    if len(prop.parent.primary_key) < 2 or not on_dynamodb(state, prop.mapper):
         return None
     return prop, prop.info[INFO_KEY]
 

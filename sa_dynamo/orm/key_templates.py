@@ -1,9 +1,12 @@
 """Key templates: key attributes computed from other attributes, as single-table design does.
 
 ``__key_templates__ = {"pk": "CUSTOMER#{customer_id}", "sk": "ORDER#{order_id}"}`` on a mapped
-class fills ``pk``/``sk`` on flush (and again when the sources change); template_queries.py turns
-a query's conditions on the sources into key conditions. A template whose source is None leaves
-its attribute absent (the item drops out of that sparse index); never ``STATUS#None``.
+class fills ``pk``/``sk`` when a DynamoDB session flushes it (and again when the sources change);
+template_queries.py turns a query's conditions on the sources into key conditions, and
+template_writes.py gives Core and bulk writes their keys. A key is rendered from its sources as
+their columns store them (``as_stored``), so that it agrees with them. A template whose source
+is None leaves its attribute absent (the item drops out of that sparse index); never
+``STATUS#None``.
 
 A key whose value depends on the object's state (DynamoMapper's conditional index: archived
 products under ``ARCHIVED_PRODUCT``, the others under ``ACTIVE_PRODUCT``) is a
@@ -22,8 +25,10 @@ from sqlalchemy.exc import InvalidRequestError
 from sqlalchemy.orm import Mapper
 
 from ..dialect.types import shown
+from ..dialect.write_rules import stored_value
 from ..exc import KeyTemplateError
 from .key_formats import Field, format_field, parse
+from .scope import is_dynamodb
 
 ATTRIBUTE = "__key_templates__"
 
@@ -129,10 +134,23 @@ def _check(mapper: Mapper) -> None:
                 )
 
 
+def as_stored(mapper: Mapper, values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` of ``mapper``'s attributes as their columns store them (a price rounded to its
+    Numeric's scale, a float as the decimal sent): templates are rendered from these, on flush
+    and in queries alike, so that a key agrees with its sources as stored and a condition on a
+    source finds its key."""
+    columns = mapper.columns
+    return {
+        name: stored_value(columns[name].type, value) if name in columns else value
+        for name, value in values.items()
+    }
+
+
 def key_of(class_: type, **values: Any) -> tuple:
     """The primary key of the item the templates would write, for ``session.get()``."""
     mapper = inspect(class_)
     found = templates(class_)
+    values = as_stored(mapper, values)
     key = []
     for column in mapper.primary_key:
         attribute = mapper.get_property_by_column(column).key
@@ -147,16 +165,24 @@ def key_of(class_: type, **values: Any) -> tuple:
     return tuple(key)
 
 
-def _primary_key_attributes(mapper: Mapper) -> set[str]:
+def primary_key_attributes(mapper: Mapper) -> set[str]:
+    """The attributes that map the table's key."""
     return {mapper.get_property_by_column(column).key for column in mapper.primary_key}
 
 
 def fill(mapper: Mapper, target: Any, updating: bool = False, hidden: bool = False) -> None:
-    """Set every templated attribute of ``target`` from its sources; ``hidden`` (the engine's
-    hide_parameters) keeps their values out of the errors."""
-    keys = _primary_key_attributes(mapper)
+    """Set every templated attribute of ``target`` from its sources: all of them for a new
+    object; on an update, those whose sources (or which themselves) changed, so that a computed
+    key that reads the clock or a counter stays where it is on an unrelated change. ``hidden``
+    (the engine's hide_parameters) keeps their values out of the errors."""
+    keys = primary_key_attributes(mapper)
+    state = inspect(target)
     for template in templates(mapper.class_).values():
-        values = {name: getattr(target, name) for name in template.sources}
+        if updating and not any(
+            state.attrs[name].history.has_changes() for name in (*template.sources, template.target)
+        ):
+            continue
+        values = as_stored(mapper, {name: getattr(target, name) for name in template.sources})
         value = template.render(values, hidden)
         current = getattr(target, template.target)
         if template.target in keys:
@@ -184,9 +210,11 @@ def _validate(mapper: Mapper, class_: type) -> None:
 
 @event.listens_for(Mapper, "before_insert")
 def _before_insert(mapper: Mapper, connection: Any, target: Any) -> None:
-    fill(mapper, target, hidden=connection.engine.hide_parameters)
+    if is_dynamodb(connection):
+        fill(mapper, target, hidden=connection.engine.hide_parameters)
 
 
 @event.listens_for(Mapper, "before_update")
 def _before_update(mapper: Mapper, connection: Any, target: Any) -> None:
-    fill(mapper, target, updating=True, hidden=connection.engine.hide_parameters)
+    if is_dynamodb(connection):
+        fill(mapper, target, updating=True, hidden=connection.engine.hide_parameters)

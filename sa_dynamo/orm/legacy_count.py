@@ -19,6 +19,7 @@ from sqlalchemy.sql.schema import Table
 from sqlalchemy.sql.selectable import AliasedReturnsRows, Select
 
 from ..sqlalchemy_private import limit_clause, select_extras, statement_options, where_criteria
+from .scope import on_dynamodb
 
 
 def _counts_rows(column: Any) -> bool:
@@ -73,7 +74,7 @@ def _count_without_subquery(state: ORMExecuteState) -> None:
     if not state.is_select:
         return
     inner = _counted_select(state.statement)
-    if inner is None:
+    if inner is None or not on_dynamodb(state):
         return
     # Loader options (joinedload, defer, ...) shape loaded objects, and a count loads none;
     # the others (with_loader_criteria, use_index) still apply to the rows counted.

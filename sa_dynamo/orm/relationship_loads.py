@@ -24,6 +24,7 @@ from ..dialect.options import SCAN_FIX
 from ..limits import MAX_PARTITION_KEYS
 from . import discriminator  # noqa: F401  (its listener must run first; see _register)
 from .item_collections import INFO_KEY as ITEM_COLLECTION
+from .scope import on_dynamodb
 from .template_joins import joined_on_templates
 
 
@@ -97,6 +98,8 @@ def _relationship_loads(state: ORMExecuteState) -> Result[Any] | None:
     prop = state.loader_strategy_path[-1]
     if not isinstance(prop, RelationshipProperty) or ITEM_COLLECTION in prop.info:
         return None  # an item collection answers its own loads (item_collections.py)
+    if not on_dynamodb(state, prop.mapper):
+        return None
     if columns := unindexed_foreign_key(prop):
         state.update_execution_options(**{SCAN_FIX: load_fix(prop, columns)})
         return None

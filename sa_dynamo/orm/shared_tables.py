@@ -56,6 +56,11 @@ def shape(mapper: Mapper) -> Shape:
     return Shape(hash_key, range_key, None if column is None else column.name)
 
 
+def mappers_of(table: Table) -> list[Mapper]:
+    """The configured classes mapped onto ``table``."""
+    return [mapper for mapper in list(_mappers) if physical_table(mapper) is table]
+
+
 def describe_key(part: str, value: Any) -> str:
     if value is None:
         return f"no {part}"
@@ -92,17 +97,11 @@ def validate(mappers: list[Mapper], only: set[str] | None = None) -> None:
                         "key attributes, key types and discriminator attribute"
                     )
             if (
-                len(members) > 1
-                and mapper.base_mapper is not reference.base_mapper
+                mapper is not reference
                 and expected.discriminator is None
                 and not (without_discriminator(mapper) and without_discriminator(reference))
             ):
-                raise KeySchemaMismatchError(
-                    f"{reference.class_.__name__} and {mapper.class_.__name__} share DynamoDB table {name!r} "
-                    "without a discriminator: give their hierarchies polymorphic_on a common attribute "
-                    "(or use sa_dynamo.SingleTable), or, when their key patterns never overlap, say so "
-                    "with __discriminator__ = None on both"
-                )
+                raise _no_discriminator(name, reference, mapper)
             identity = mapper.polymorphic_identity
             if identity is None:
                 continue
@@ -112,6 +111,25 @@ def validate(mappers: list[Mapper], only: set[str] | None = None) -> None:
                     f"{other.class_.__name__} and {mapper.class_.__name__} both use discriminator value "
                     f"{identity!r} in DynamoDB table {name!r}: each class sharing a table needs its own value"
                 )
+
+
+def _no_discriminator(table: str, one: Mapper, other: Mapper) -> KeySchemaMismatchError:
+    """Two classes on one table with nothing on an item to say which of them it is."""
+    first, second = one.class_.__name__, other.class_.__name__
+    if one.base_mapper is other.base_mapper:
+        root = one.base_mapper.class_.__name__
+        return KeySchemaMismatchError(
+            f"{first} and {second} (one hierarchy, root {root}) share DynamoDB table {table!r} without a "
+            f"discriminator: nothing on an item says which class loads it, so a query for one would load "
+            f"the other's items as its own. Give {root} polymorphic_on (or derive it from "
+            "sa_dynamo.SingleTable), or, when their key patterns never overlap, say so with "
+            f"__discriminator__ = None on {root}"
+        )
+    return KeySchemaMismatchError(
+        f"{first} and {second} share DynamoDB table {table!r} without a discriminator: give their "
+        "hierarchies polymorphic_on a common attribute (or use sa_dynamo.SingleTable), or, when their key "
+        "patterns never overlap, say so with __discriminator__ = None on both"
+    )
 
 
 @event.listens_for(Mapper, "mapper_configured")

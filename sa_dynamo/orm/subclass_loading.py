@@ -16,7 +16,7 @@ from sqlalchemy.orm import ORMExecuteState, Session
 from sqlalchemy.sql import elements, operators
 
 from ..sqlalchemy_private import order_by_clauses
-from .discriminator import on_dynamodb
+from .scope import on_dynamodb
 
 
 def _is_ordered_subclass_load(statement: Any) -> bool:

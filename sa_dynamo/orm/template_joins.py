@@ -28,6 +28,7 @@ from ..limits import MAX_PARTITION_KEYS
 from . import discriminator  # noqa: F401  (its listener must run first; see _register)
 from .item_collections import INFO_KEY as ITEM_COLLECTION
 from .key_templates import templates
+from .scope import on_dynamodb
 from .selectin_results import replacement_query, selectin_result
 from .template_queries import key_conditions
 
@@ -72,7 +73,11 @@ def _joined_selectin_load(state: ORMExecuteState) -> RelationshipProperty | None
     parameters = state.parameters
     if not isinstance(prop, RelationshipProperty) or not isinstance(parameters, dict):
         return None
-    if "primary_keys" not in parameters or not joined_on_templates(prop):
+    if (
+        "primary_keys" not in parameters
+        or not joined_on_templates(prop)
+        or not on_dynamodb(state, prop.mapper)
+    ):
         return None
     if not any(isinstance(source, Join) for source in state.statement.get_final_froms()):
         return None  # selected by the joined attributes directly: template_queries.py keys it

@@ -9,7 +9,7 @@ exactly those the query asks for; the key conditions only narrow what DynamoDB r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -19,12 +19,28 @@ from sqlalchemy.orm import Mapper, ORMExecuteState, Session
 from sqlalchemy.sql import elements, operators
 
 from ..dialect.key_schema import KeySchema, index_key_schema, key_schema
+from ..dialect.write_rules import stored_value
 from ..exc import KeyTemplateError
 from .key_formats import keeps_order
-from .key_templates import KeyTemplate, templates
+from .key_templates import KeyTemplate, primary_key_attributes, templates
+from .scope import on_dynamodb
 
 EMPTY: Mapping[str, Any] = MappingProxyType({})
 _RANGES = {operators.gt, operators.ge, operators.lt, operators.le, operators.between_op}
+# A format may give two values one key (12.499 and 12.50 are both "12.50" in {price:.2f}, two
+# times in one second one "%H:%M:%S"): a bound's own key may hold values on both sides of it,
+# so a key range always includes it, and the WHERE on the source decides.
+_INCLUSIVE = {operators.gt: operators.ge, operators.lt: operators.le}
+# comparisons with a value that no NULL satisfies (SQL: unknown), so every match has the attribute
+_NULL_REJECTING = _RANGES | {
+    operators.eq,
+    operators.ne,
+    operators.in_op,
+    operators.like_op,
+    operators.startswith_op,
+    operators.endswith_op,
+    operators.contains_op,
+}
 
 
 class Pinned(NamedTuple):
@@ -34,6 +50,7 @@ class Pinned(NamedTuple):
     listed: dict[str, list[Any]]  # attribute IN [values]
     compared: set[str]  # every attribute some term compares with a value
     ranges: dict[str, list[tuple[Any, tuple[Any, ...]]]]  # attribute -> (operator, bound values)
+    present: set[str]  # every attribute that each match has (not NULL)
 
 
 def _value(bind: elements.BindParameter, parameters: Mapping[str, Any]) -> Any:
@@ -62,28 +79,42 @@ def _column_first(term: elements.BinaryExpression) -> tuple[Any, Any]:
 def _pinned(terms: list[Any], mapper: Mapper, parameters: Mapping[str, Any] = EMPTY) -> Pinned:
     table = mapper.local_table
     by_column = {column.name: prop.key for prop in mapper.column_attrs for column in prop.columns}
-    pinned, listed, compared, ranges = {}, {}, set(), {}
+    pinned, listed, compared, ranges, present = {}, {}, set(), {}, set()
     for term in terms:
         if not isinstance(term, elements.BinaryExpression):
             continue
         left, right = _column_first(term)
-        values = _bound_values(right, parameters)
         if not (
             isinstance(left, elements.ColumnClause)
             and getattr(left, "table", None) is table
-            and values is not None
             and left.name in by_column
         ):
             continue
         attribute = by_column[left.name]
+        if term.operator is operators.is_not and isinstance(right, elements.Null):
+            present.add(attribute)
+        values = _bound_values(right, parameters)
+        if values is None:
+            continue
         compared.add(attribute)
+        if term.operator in _NULL_REJECTING:
+            present.add(attribute)
+        values = tuple(_stored(left, value) for value in values)
         if term.operator is operators.eq:
             pinned[attribute] = values[0]
         elif term.operator is operators.in_op and right.expanding:
             listed[attribute] = list(values[0] or ())
         elif term.operator in _RANGES and None not in values:
             ranges.setdefault(attribute, []).append((term.operator, values))
-    return Pinned(pinned, listed, compared, ranges)
+    return Pinned(pinned, listed, compared, ranges, present)
+
+
+def _stored(column: Any, value: Any) -> Any:
+    """A compared value as the column would store it, which is what its key is rendered from
+    (an IN list's values each)."""
+    if isinstance(value, (list, tuple)):
+        return [stored_value(column.type, v) for v in value]
+    return stored_value(column.type, value)
 
 
 def _flatten(clause: Any) -> list[Any]:
@@ -96,14 +127,30 @@ def _flatten(clause: Any) -> list[Any]:
     return [clause]
 
 
+def read_where(criteria: Iterable[Any], mapper: Mapper, parameters: Mapping[str, Any] = EMPTY) -> Pinned:
+    """What the AND terms of ``criteria`` (a WHERE, or its terms as given) say of the mapper's
+    attributes; ``parameters`` are the values of binds that carry none."""
+    return _pinned([term for criterion in criteria for term in _flatten(criterion)], mapper, parameters)
+
+
 def _listed_values(template: KeyTemplate, query: Pinned) -> list[str] | None:
     """The template's values when one of its sources is listed by IN and the others are pinned:
     ``company_id IN [1, 2]`` makes ``pk IN ['COMPANY#1', 'COMPANY#2']``."""
     listed = [name for name in template.sources if name in query.listed and name not in query.values]
     if len(listed) != 1:
         return None
-    rendered = [template.render({**query.values, listed[0]: value}) for value in query.listed[listed[0]]]
+    rendered = [_render(template, {**query.values, listed[0]: value}) for value in query.listed[listed[0]]]
     return None if None in rendered else rendered
+
+
+def _render(template: KeyTemplate, values: Mapping[str, Any]) -> str | None:
+    """The key ``values`` give, or None when the template cannot hold them (a negative number
+    in a fixed-width format, text in a number's): no stored key comes from such a value, so the
+    query reads without this key condition and its WHERE decides."""
+    try:
+        return template.render(values)
+    except (KeyTemplateError, TypeError, ValueError):
+        return None
 
 
 def _ranged_source(template: KeyTemplate, query: Pinned) -> str | None:
@@ -129,13 +176,13 @@ def _range_conditions(mapper: Mapper, template: KeyTemplate, source: str, query:
         )
     conditions = []
     for operator, bounds in query.ranges[source]:
-        try:
-            keys = [template.render({**query.values, source: bound}) for bound in bounds]
-        except (KeyTemplateError, TypeError, ValueError):
+        keys = [_render(template, {**query.values, source: bound}) for bound in bounds]
+        if None in keys:
             continue  # a bound the format cannot hold (negative, too wide): the filter decides
-        conditions.append(
-            column.between(*keys) if operator is operators.between_op else operator(column, keys[0])
-        )
+        if operator is operators.between_op:
+            conditions.append(column.between(*keys))
+        else:
+            conditions.append(_INCLUSIVE.get(operator, operator)(column, keys[0]))
     return conditions
 
 
@@ -160,7 +207,7 @@ def _conditions_for(
         template = found.get(attribute)
         if template is None or attribute in pinned:
             continue
-        value = template.render(pinned)
+        value = _render(template, pinned)
         if value is not None:
             pinned[attribute] = value
             conditions.append(mapper.columns[attribute] == value)
@@ -172,33 +219,34 @@ def _conditions_for(
     template = found.get(range_attribute)
     if template is None or range_attribute in query.compared | pinned.keys():
         return conditions
-    hash_template = found.get(hash_attribute)
+    if index and not _written_for_every_match(mapper, found, template, query):
+        # DynamoDB leaves an item without the index's sort key out of the index: the planner's
+        # rule, an index is read only when it holds every match, holds for templates too.
+        return None
     source = _ranged_source(template, query)
     if source is not None:
         return conditions + _range_conditions(mapper, template, source, query)
-    always = _always_written(mapper, template)
-    if (
-        index
-        and not always
-        and hash_template is not None
-        and not hash_template.sources
-        and hash_attribute not in query.values
-    ):
-        # One partition for the whole class, but items whose sort key is absent are not in it.
-        return None
     if template.prefix:
-        # Every item of this class has a sort key starting with the template's literal prefix.
+        # Every match has a sort key starting with the template's literal prefix.
         conditions.append(mapper.columns[range_attribute].startswith(template.prefix, autoescape=True))
-    elif index and always:
-        # Every item of this class has the index's sort key, so the index holds every match.
+    elif index:
+        # Every match has the index's sort key, so the index holds every match.
         conditions.append(mapper.columns[range_attribute].is_not(None))
     return conditions
 
 
-def _always_written(mapper: Mapper, template: KeyTemplate) -> bool:
-    """Whether every item of the class has the template's attribute: its sources are columns
-    that are never None (a computed key may return None)."""
-    return template.function is None and all(not mapper.columns[s].nullable for s in template.sources)
+def _written_for_every_match(mapper: Mapper, found: dict, template: KeyTemplate, query: Pinned) -> bool:
+    """Whether every item the query matches has the template's attribute: each source is a
+    column that is never None, a source of the primary key (no item is written without it), or
+    one the WHERE compares in a way no NULL satisfies. A computed key may return None whatever
+    its sources."""
+    keys = primary_key_attributes(mapper)
+    in_key = {
+        s for target in keys & found.keys() if found[target].function is None for s in found[target].sources
+    }
+    return template.function is None and all(
+        not mapper.columns[s].nullable or s in in_key or s in query.present for s in template.sources
+    )
 
 
 def key_conditions(mapper: Mapper, whereclause: Any, parameters: Mapping[str, Any] = EMPTY) -> list[Any]:
@@ -208,7 +256,7 @@ def key_conditions(mapper: Mapper, whereclause: Any, parameters: Mapping[str, An
     found = templates(mapper.class_)
     if not found:
         return []
-    query = _pinned(_flatten(whereclause), mapper, parameters)
+    query = read_where([whereclause], mapper, parameters)
     table = mapper.local_table
     schemas = [(key_schema(table), False)] + [
         (index_key_schema(i), True) for i in sorted(table.indexes, key=lambda i: i.name or "")
@@ -219,16 +267,16 @@ def key_conditions(mapper: Mapper, whereclause: Any, parameters: Mapping[str, An
         if conditions is None:
             continue
         if keys.range_key is not None and any(_on(c, keys.range_key.name) for c in conditions):
-            return conditions  # the key the query's range narrows: the fewest items read
+            return conditions  # the sort key the query pins or ranges over: the fewest items read
         first = conditions if first is None else first
     return first or []
 
 
 def _on(condition: Any, name: str) -> bool:
-    """Whether ``condition`` is a range (not the prefix) on attribute ``name``."""
+    """Whether ``condition`` is an equality or a range (not the prefix) on attribute ``name``."""
     return (
         isinstance(condition, elements.BinaryExpression)
-        and condition.operator in _RANGES
+        and condition.operator in _RANGES | {operators.eq}
         and getattr(condition.left, "name", None) == name
     )
 
@@ -239,7 +287,7 @@ def _add_key_conditions(state: ORMExecuteState) -> None:
     # (a JOIN) are not on the mapper's table and pin nothing. A lazy load's are, with its values
     # in the execution parameters: a relationship joined on template sources loads by Query.
     mapper = state.bind_mapper
-    if not state.is_select or mapper is None:
+    if not state.is_select or mapper is None or not on_dynamodb(state, mapper):
         return
     parameters = state.parameters if isinstance(state.parameters, Mapping) else EMPTY
     conditions = key_conditions(mapper, state.statement.whereclause, parameters)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import insert, select, update
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 import sa_dynamo
@@ -22,6 +22,7 @@ def Product(engine):
         __tablename__ = f"bags_{uuid.uuid4().hex[:8]}"
         pk: Mapped[str] = mapped_column(primary_key=True)
         name: Mapped[str | None]
+        total: Mapped[int | None] = mapped_column("order_total")  # stored under another name
         extra: Mapped[dict] = sa_dynamo.attribute_bag()
 
     Base.metadata.create_all(engine)
@@ -94,6 +95,42 @@ def test_a_bag_key_that_a_column_maps_is_refused_with_advice(engine, Product):
         session.add(Product(pk="p5", extra={"name": "clash"}))
         with pytest.raises(AttributeBagError, match=r"set the attribute itself \(obj.name = ...\)"):
             session.flush()
+
+
+def test_a_bag_key_that_names_a_renamed_column_names_the_attribute_to_set(engine, Product):
+    with Session(engine) as session:
+        session.add(Product(pk="p5", extra={"order_total": 3}))
+        with pytest.raises(AttributeBagError, match=r"'order_total'.* \(obj.total = ...\)"):
+            session.flush()
+
+
+@pytest.mark.parametrize(
+    ("core", "bag", "advice"),
+    [
+        (False, {"pk": "elsewhere"}, r"'pk'.*\(pk=...\)"),
+        (False, {"order_total": 3}, r"'order_total'.*\(total=...\)"),  # the attribute of insert(Product)
+        (True, {"order_total": 3}, r"'order_total'.*\(order_total=...\)"),  # the key of the Table's column
+    ],
+)
+def test_a_core_write_whose_bag_names_a_column_is_refused_before_sending(
+    engine, raw, Product, core, bag, advice
+):
+    """The ORM path refuses the same clash; a Core INSERT stored {"pk": "elsewhere"} as the key."""
+    target = Product.__table__ if core else Product
+    p7, p8, p9 = (f"{n}-{uuid.uuid4().hex[:6]}" for n in ("p7", "p8", "p9"))
+    rows = [{"pk": p8, "extra": {"colour": "red"}}, {"pk": p9, "extra": bag}]
+    with engine.begin() as conn:
+        conn.execute(insert(Product).values(pk=p7, name="pen"))
+    with engine.connect() as conn:
+        with pytest.raises(AttributeBagError, match=advice):
+            conn.execute(insert(target), rows)
+        conn.rollback()
+        with pytest.raises(AttributeBagError, match=advice):
+            conn.execute(update(target).where(Product.__table__.c.pk == p7).values(extra=bag))
+        conn.rollback()
+    for pk in (p8, p9, "elsewhere"):
+        assert "Item" not in raw.get_item(TableName=Product.__tablename__, Key={"pk": {"S": pk}})
+    assert sorted(_stored(raw, Product, p7)) == ["name", "pk"]
 
 
 def test_a_transaction_reads_the_bags_it_wrote(engine, Product):

@@ -135,9 +135,10 @@ def test_active_products_by_name_are_one_query_on_the_conditional_index(engine, 
     ("condition", "key", "skus"),
     [
         (lambda P: P.price.between(10, 20), '"gsi2sk" BETWEEN ? AND ?', ["b", "c", "d"]),
-        (lambda P: P.price > 10, '"gsi2sk" > ?', ["c", "d", "g"]),
+        # a strict bound reads its own key too: other values may share it (see the next test)
+        (lambda P: P.price > 10, '"gsi2sk" >= ?', ["c", "d", "g"]),
         (lambda P: P.price >= Decimal("15.5"), '"gsi2sk" >= ?', ["c", "d", "g"]),
-        (lambda P: P.price < 10, '"gsi2sk" < ?', ["a"]),
+        (lambda P: P.price < 10, '"gsi2sk" <= ?', ["a"]),
         (lambda P: P.price <= 10, '"gsi2sk" <= ?', ["a", "b"]),
     ],
 )
@@ -167,3 +168,100 @@ def test_a_constant_partition_is_not_used_when_the_index_may_lack_items(engine, 
         assert plan.operation == "Scan"
         rows = session.scalars(query.execution_options(dynamodb_scan="allow")).all()
         assert [p.sku for p in rows] == ["b"]
+
+
+def test_a_key_agrees_with_its_source_as_the_column_stores_it(engine, raw, catalogue):
+    """Numeric(10, 2) rounds 12.345 half up to 12.35 (as PostgreSQL does); the key is rendered
+    from that, not from the value before rounding (format() rounds half to even: 12.34)."""
+    Product, table = catalogue.Product, catalogue.Item.__tablename__
+    with Session(engine) as session:
+        session.add(Product(sku="h", name="hook", category="garden", price=Decimal("12.345")))
+        session.commit()
+    try:
+        assert _stored(raw, table, "h")["gsi2sk"] == {"S": "PRICE#0000012.35"}
+        with Session(engine) as session:
+            stored = session.get(Product, ("PRODUCT#h", "PRODUCT")).price
+            assert stored == Decimal("12.35")
+            query = select(Product).where(Product.category == "garden", Product.price == stored)
+            assert sa_dynamo.explain(session, query).key_condition == '"gsi2pk" = ? AND "gsi2sk" = ?'
+            assert [p.sku for p in session.scalars(query)] == ["h"]
+            # a float is compared as the decimal it is sent as, and so is its key rendered
+            assert [p.sku for p in session.scalars(query.where(Product.price == 12.35))] == ["h"]
+    finally:
+        with Session(engine) as session:
+            session.delete(session.get(Product, ("PRODUCT#h", "PRODUCT")))
+            session.commit()
+
+
+@pytest.mark.parametrize(
+    ("condition", "skus"),
+    [
+        # 9.995 formats as 10.00, the key of b's 10.00 too: > must read that key and filter
+        (lambda P: P.price > Decimal("9.995"), ["b", "c", "d", "g"]),
+        (lambda P: P.price < Decimal("10.004"), ["a", "b"]),  # 10.004 formats as 10.00
+        (lambda P: P.price.between(Decimal("9.995"), Decimal("15.504")), ["b", "c"]),
+        (lambda P: P.price == Decimal("9.995"), []),
+    ],
+)
+def test_a_bound_finer_than_the_format_loses_no_row(engine, catalogue, condition, skus):
+    Product = catalogue.Product
+    query = select(Product).where(Product.category == "tools", condition(Product))
+    with Session(engine) as session:
+        assert sa_dynamo.explain(session, query).index == "gsi2"
+        assert sorted(p.sku for p in session.scalars(query)) == skus
+
+
+def test_an_index_whose_sort_key_a_match_may_lack_is_not_read(engine, catalogue):
+    """gsi2's sort key is built from price: a product without one (f) is not in gsi2, so a query
+    by category alone reads elsewhere (here the table, as the scan warning says); with a
+    condition on price that no NULL passes, gsi2 holds every match and is read."""
+    Product = catalogue.Product
+    by_category = select(Product).where(Product.category == "tools")
+    with Session(engine) as session:
+        plan = sa_dynamo.explain(session, by_category.execution_options(dynamodb_scan="allow"))
+        assert plan.index is None
+        rows = session.scalars(by_category.execution_options(dynamodb_scan="allow"))
+        assert sorted(p.sku for p in rows) == ["a", "b", "c", "d", "f", "g"]
+        priced = by_category.where(Product.price.is_not(None))
+        assert sa_dynamo.explain(session, priced).key_condition == '"gsi2pk" = ? AND begins_with("gsi2sk", ?)'
+        assert sorted(p.sku for p in session.scalars(priced)) == ["a", "b", "c", "d", "g"]
+
+
+def test_a_computed_key_is_computed_again_only_when_a_source_changes(engine, raw):
+    """A key that reads the clock (here: a counter of calls) moves only when its declared
+    source changes, not on an update of anything else."""
+    calls = []
+
+    def listed_at(product) -> str:
+        calls.append(product.status)
+        return f"{product.status}#{len(calls)}"
+
+    class Base(DeclarativeBase):
+        pass
+
+    class Listing(Base):
+        __tablename__ = f"clock_{uuid.uuid4().hex[:8]}"
+        __table_args__ = (Index("by_status", "gsi1pk", dynamodb_projection="ALL"),)
+        __key_templates__ = {"pk": "LISTING#{sku}", "gsi1pk": sa_dynamo.computed_key(listed_at, "status")}
+        pk: Mapped[str] = mapped_column(primary_key=True)
+        gsi1pk: Mapped[str | None]
+        sku: Mapped[str]
+        status: Mapped[str | None]
+        name: Mapped[str | None]
+
+    Base.metadata.create_all(engine)
+    try:
+        key = {"pk": {"S": "LISTING#a"}}
+        with Session(engine) as session:
+            session.add(Listing(sku="a", status="NEW", name="anvil"))
+            session.commit()
+            session.get(Listing, "LISTING#a").name = "big anvil"
+            session.commit()
+            assert raw.get_item(TableName=Listing.__tablename__, Key=key)["Item"]["gsi1pk"] == {"S": "NEW#1"}
+            session.get(Listing, "LISTING#a").status = "SOLD"
+            session.commit()
+        assert raw.get_item(TableName=Listing.__tablename__, Key=key)["Item"]["gsi1pk"] == {"S": "SOLD#2"}
+        assert calls == ["NEW", "SOLD"]
+    finally:
+        Base.metadata.drop_all(engine)
+        Base.registry.dispose()

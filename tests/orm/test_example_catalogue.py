@@ -7,6 +7,7 @@ import datetime
 from decimal import Decimal
 
 import pytest
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 from support.examples import loaded_example
 
@@ -72,3 +73,28 @@ def test_unmapped_attributes_round_trip_through_the_bag(catalogue, session, raw)
         Key={"pk": {"S": "PRODUCT#b2"}, "sk": {"S": "PRODUCT"}},
     )["Item"]
     assert stored["pack"] == {"N": "200"} and "extra" not in stored
+
+
+def test_a_base_class_query_fills_a_bag_as_loading_its_class_does(catalogue, engine, raw):
+    """Another service gives the clamp a `stars` attribute, which only the sibling Review maps:
+    the clamp's bag holds it whether the clamp is loaded as a Product or by a query for every
+    kind (which also selects the reviews' columns), and in a transaction that wrote it too."""
+    table = catalogue.CatalogueItem.__tablename__
+    raw.update_item(
+        TableName=table,
+        Key={"pk": {"S": "PRODUCT#c3"}, "sk": {"S": "PRODUCT"}},
+        UpdateExpression="SET stars = :s",
+        ExpressionAttributeValues={":s": {"N": "3"}},
+    )
+    everything = select(catalogue.CatalogueItem).where(catalogue.CatalogueItem.pk == "PRODUCT#c3")
+    with Session(engine) as session:
+        alone = catalogue.product(session, "c3").extra
+    with Session(engine) as session:
+        (clamp,) = session.scalars(everything)
+        assert clamp.extra == alone == {"stars": 3}
+        clamp.extra["colour"] = "red"
+        session.flush()  # buffered in the transaction: the next read lays it over DynamoDB's
+        session.expire_all()
+        (clamp,) = session.scalars(everything)
+        assert clamp.extra == {"stars": 3, "colour": "red"}
+        session.rollback()

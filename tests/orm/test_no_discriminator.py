@@ -53,6 +53,29 @@ def test_the_key_schema_is_still_checked():
         _configure(_root("Left", table, True), _root("Right", table, True, sk_type=Integer))
 
 
+def _hierarchy(table: str, opted_out: bool):
+    """Entry with two subclasses on its table, and no polymorphic_on."""
+    Base, Entry = _root("Entry", table, opted_out)
+    # held until configured: a registry holds its classes weakly
+    Entry.kinds = [
+        type("Profile", (Entry,), {}),
+        type("Purchase", (Entry,), {"order_id": mapped_column(String)}),
+    ]
+    return Base, Entry
+
+
+def test_one_hierarchy_without_a_discriminator_is_refused_unless_it_opts_out():
+    """Nothing on an item would say which subclass loads it: select(Purchase) would load the
+    profiles as purchases (as it does on SQLite)."""
+    table = f"plain_{uuid.uuid4().hex[:8]}"
+    with pytest.raises(
+        KeySchemaMismatchError,
+        match=r"Entry and Profile \(one hierarchy, root Entry\) .* __discriminator__ = None on Entry$",
+    ):
+        _configure(_hierarchy(table, opted_out=False))
+    _configure(_hierarchy(f"plain_{uuid.uuid4().hex[:8]}", opted_out=True))
+
+
 @pytest.fixture(scope="module")
 def kinds(engine):
     class Base(DeclarativeBase):

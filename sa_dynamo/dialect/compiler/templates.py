@@ -8,6 +8,8 @@ from typing import Any, NamedTuple
 
 from sqlalchemy.exc import CompileError
 
+from ...exc import AttributeBagError
+
 _QUOTED = re.compile(r'"(?:[^"]|"")*"|\'(?:[^\']|\'\')*\'')
 _COMPARATORS = re.compile(r"<>|<=|>=|=|<|>")
 _WORD_OPERATORS = re.compile(r"\b(?:AND|OR|NOT|IN|IS|BETWEEN)\b")
@@ -56,6 +58,8 @@ class DMLTemplate(NamedTuple):
     tail: str
     bag: int | None = None  # the entry of an attribute bag, whose value (a BagWrite) is expanded
     removes: tuple[str, ...] = ()  # attributes an UPDATE REMOVEs besides the absent entries
+    columns: tuple[tuple[str, str], ...] = ()  # (attribute, column key) of each column of the table
+    bag_name: str = ""  # the key of the attribute bag's column
 
     def absent_entries(self, params: Any) -> frozenset[int]:
         """The entries whose value in ``params`` (the statement's positional values) is None."""
@@ -71,6 +75,19 @@ class DMLTemplate(NamedTuple):
         removed = [e.attribute for i, e in enumerate(self.entries) if i in absent] + list(self.removes)
         removes = [f" REMOVE {name}" for name in removed]
         return self.head + (" SET " + ", ".join(sets) if sets else "") + "".join(removes) + self.tail
+
+    def refuse_bag_clashes(self, params: Any) -> None:
+        """An attribute bag that names an attribute a column of the table maps (its key, above
+        all) would write that attribute behind the column's back (``extra={"pk": "b"}`` stores
+        the item under key b): refused, before anything is sent, with the column to set."""
+        write = params[self.bag]
+        clashes = [(name, key) for name, key in self.columns if name in write.set or name in write.remove]
+        if clashes:
+            names = ", ".join(repr(name) for name, _ in clashes)
+            raise AttributeBagError(
+                f"the attribute bag {self.bag_name!r} holds {names}, which the table's columns map: "
+                f"give the column its own value ({clashes[0][1]}=...) and leave it out of the bag"
+            )
 
     def with_bag(self, params: Any) -> tuple[DMLTemplate, list[Any]]:
         """The template and values with the bag's entry replaced by the attributes it writes:

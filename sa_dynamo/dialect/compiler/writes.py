@@ -9,7 +9,14 @@ from sqlalchemy.sql.schema import Table
 
 from ...constructs import Upsert
 from ...plan import Plan
-from ...sqlalchemy_private import crud_params, dml_compile_state, dml_extras, placeholder, where_criteria
+from ...sqlalchemy_private import (
+    crud_params,
+    dml_compile_state,
+    dml_extras,
+    dml_mapper,
+    placeholder,
+    where_criteria,
+)
 from ..attribute_bag import is_bag
 from ..key_schema import key_schema
 from .templates import DMLTemplate, _Entry
@@ -41,7 +48,8 @@ class WriteCompiler(WhereCompiler):
     def _entries(
         self, stmt: Any, compile_state: Any, quote: Any, **kw: Any
     ) -> tuple[tuple[_Entry, ...], int | None]:
-        """The entries written, and which one is an attribute bag (expanded at execution)."""
+        """The entries written, and which one is an attribute bag (expanded at execution, where
+        the names it holds are checked against the table's columns: ``_template``)."""
         params = crud_params(self, stmt, compile_state, **kw)
         if params.all_multi_params:
             self._refuse("a multi-row VALUES clause", "pass a list of dicts to execute() (executemany)")
@@ -68,7 +76,7 @@ class WriteCompiler(WhereCompiler):
         overwrite = isinstance(stmt, Upsert)
         head = ("PUT" if overwrite else "INSERT") + " INTO " + self.preparer.format_table(table) + " VALUE"
         self.dynamodb_plan = Plan("BatchWriteItem" if overwrite else "PutItem", table.name)
-        return self._render_with_binds(DMLTemplate("INSERT", head, entries, "", bag))
+        return self._render_with_binds(self._template(insert_stmt, "INSERT", head, entries, "", bag))
 
     def visit_update(self, update_stmt, visiting_cte=None, **kw):
         stmt, compile_state, table = self._dml_setup(update_stmt, "isupdate", **kw)
@@ -83,7 +91,9 @@ class WriteCompiler(WhereCompiler):
         where = self._where(key_schema(table), where_criteria(stmt), full_key="UPDATE", **kw)
         self.dynamodb_plan = Plan("UpdateItem", table.name, None, self._key_condition, self._filter)
         head = "UPDATE " + self.preparer.format_table(table)
-        return self._render_with_binds(DMLTemplate("UPDATE", head, entries, _where_clause(where), bag))
+        return self._render_with_binds(
+            self._template(update_stmt, "UPDATE", head, entries, _where_clause(where), bag)
+        )
 
     def visit_delete(self, delete_stmt, visiting_cte=None, **kw):
         stmt, _compile_state, table = self._dml_setup(delete_stmt, "isdelete", **kw)
@@ -93,6 +103,25 @@ class WriteCompiler(WhereCompiler):
         # A DELETE of a missing item succeeds silently; the old item tells whether one was deleted.
         self.dynamodb_count_only = True
         return f"DELETE FROM {self.preparer.format_table(table)}{_where_clause(where)} RETURNING ALL OLD *"
+
+    @staticmethod
+    def _template(stmt: Any, kind: str, head: str, entries: Any, tail: str, bag: int | None) -> DMLTemplate:
+        """The write's template; with an attribute bag, the table's columns, which its names
+        must not be, each with the name the statement sets it by (a mapped class's attribute
+        for ``insert(Product)``, else the column's key). ``stmt`` is the statement as written:
+        the compile state's copy of an ORM statement has no mapper."""
+        if bag is None:
+            return DMLTemplate(kind, head, entries, tail)
+        mapper = dml_mapper(stmt)
+
+        def key(column: Any) -> str:
+            if mapper is not None and column in mapper.columns.values():
+                return mapper.get_property_by_column(column).key
+            return column.key
+
+        columns = tuple((column.name, key(column)) for column in stmt.table.columns)
+        bag_name = next(key(column) for column in stmt.table.columns if is_bag(column))
+        return DMLTemplate(kind, head, entries, tail, bag, columns=columns, bag_name=bag_name)
 
     def _render_with_binds(self, template: DMLTemplate) -> str:
         # Rendered with SQLAlchemy's own placeholders so that parameter positions are tracked;
