@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
-from sa_dynamo.dbapi import connection as connection_module
+from sa_dynamo.dbapi import tables as tables_module
 
 from .common import Env, Result, counted_calls, engine_client, target
 from .models import items, orm_model
@@ -134,10 +134,10 @@ def _overlay(env: Env, reads: int) -> None:
 
 @contextmanager
 def _timed_checks() -> Iterator[list[float]]:
-    """The process CPU spent in the driver's write checks (validate.check_write, as the DBAPI
-    connection calls it) within the block, in a one-item list."""
+    """The process CPU spent in the driver's write checks (validate.check_write, as the
+    driver's table rules call it) within the block, in a one-item list."""
     spent = [0.0]
-    check = connection_module.check_write
+    check = tables_module.check_write
 
     def timed(*args: Any, **kwargs: Any) -> None:
         started = time.process_time()
@@ -146,11 +146,11 @@ def _timed_checks() -> Iterator[list[float]]:
         finally:
             spent[0] += time.process_time() - started
 
-    connection_module.check_write = timed
+    tables_module.check_write = timed
     try:
         yield spent
     finally:
-        connection_module.check_write = check
+        tables_module.check_write = check
 
 
 def _validation(env: Env, size: int) -> None:

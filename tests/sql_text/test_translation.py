@@ -365,12 +365,12 @@ def test_translations_are_cached_per_text_and_key_schema(endpoint_url, table_nam
         with caplog.at_level(logging.DEBUG, logger="sa_dynamo.dbapi"):
             plans = [explained(engine, query, ["a"]).plan.operation for _ in range(3)]
             plans.append(explained(engine, f"SELECT n FROM {table_name} WHERE id = ?", ["a"]).plan.operation)
-            described = sum("describe_table took" in r.getMessage() for r in caplog.records)
+            described = sum("DescribeTable took" in r.getMessage() for r in caplog.records)
             first.drop_all(engine)
             second.create_all(engine)
             caplog.clear()
             plans.append(explained(engine, query, ["a"]).plan.operation)
-            described_after = sum("describe_table took" in r.getMessage() for r in caplog.records)
+            described_after = sum("DescribeTable took" in r.getMessage() for r in caplog.records)
         assert plans == ["GetItem", "GetItem", "GetItem", "GetItem", "Query"]
         assert (described, described_after) == (1, 1)
     finally:
