@@ -18,12 +18,12 @@ from sqlalchemy import Index, MetaData, Table
 from .backfill import DEFAULT_BATCH_SIZE, Backfill, Progress, Transform
 
 if TYPE_CHECKING:
+    from alembic.ddl.impl import DefaultImpl
     from alembic.runtime.migration import MigrationContext
 
-    from .impl import DynamoDBImpl
 
-
-def _impl(operations: Operations, name: str) -> DynamoDBImpl:
+def _impl(operations: Operations, name: str) -> DefaultImpl:
+    """The migration's implementation, which must be DynamoDB's (impl.py's DynamoDBImpl)."""
     impl = operations.impl
     if impl.__dialect__ != "dynamodb":
         raise CommandError(f"op.{name}() is a DynamoDB operation; this migration runs on {impl.dialect.name}")

@@ -14,8 +14,8 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from .dialect.options import EXPLAIN
-
+# The execution option of explain(): a dict that receives the plan; nothing is sent.
+EXPLAIN = "_sa_dynamo_explain"
 _PLACEHOLDER = re.compile(r"%\(([^)]+?)\)s")
 _POSTCOMPILE = re.compile(r"__\[POSTCOMPILE_(\S+?)\]")
 

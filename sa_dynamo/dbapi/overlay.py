@@ -13,7 +13,6 @@ are read once per transaction, strongly consistently, when a read first needs th
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from . import statement as stmt
@@ -21,6 +20,7 @@ from .client_reads import ClientRead
 from .errors import NotSupportedError
 from .ordering import sort_key
 from .paging import Pages, keys_of, projection
+from .tables import Source
 from .values import deserialize, deserialize_item
 from .writes import Write
 
@@ -58,18 +58,6 @@ def equality_test(names: list[str] | None, parameters: list[dict]) -> Callable[[
         return all(type(item.get(name)) is type(value) and item[name] == value for name, value in wanted)
 
     return matches
-
-
-@dataclass(frozen=True)
-class Source:
-    """What a SELECT reads: the table's key attributes, and the key attributes an item needs to be
-    in the index read (an item without them is not in a sparse index), the sort key first when
-    the order of the rows is the sort key's."""
-
-    table: str
-    key: tuple[str, ...]
-    required: tuple[str, ...]
-    sort_key: str | None
 
 
 def merge(

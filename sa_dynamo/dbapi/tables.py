@@ -7,12 +7,24 @@ form and checked against these rules before it is sent or held (validate.py).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from . import control_plane, writes
-from .overlay import Source
 from .transport import Transport
 from .validate import TableRules, check_write
+
+
+@dataclass(frozen=True)
+class Source:
+    """What a SELECT reads: the table's key attributes, and the key attributes an item needs to be
+    in the index read (an item without them is not in a sparse index), the sort key first when
+    the order of the rows is the sort key's."""
+
+    table: str
+    key: tuple[str, ...]
+    required: tuple[str, ...]
+    sort_key: str | None
 
 
 class Tables:

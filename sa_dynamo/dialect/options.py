@@ -14,9 +14,10 @@ from sqlalchemy.exc import ArgumentError
 from sqlalchemy.sql.selectable import Select
 
 from ..constructs import forced_index, use_index
+from ..plan import EXPLAIN  # explain(): a dict that receives the plan; nothing is sent
 
-# explain(): a dict that receives the plan; nothing is sent
-EXPLAIN = "_sa_dynamo_explain"
+__all__ = ["DISCRIMINATOR", "EXPLAIN", "PAGE", "SCAN_FIX", "index_from_execution_options"]
+
 # paginate(): the page to read, and where it ended
 PAGE = "_sa_dynamo_page"
 # the ORM's discriminator attribute, the identities it knows, the base identity, and the

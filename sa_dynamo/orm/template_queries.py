@@ -19,6 +19,7 @@ from sqlalchemy.orm import Mapper, ORMExecuteState, Session
 from sqlalchemy.sql import elements, operators
 
 from ..dialect.key_schema import KeySchema, index_key_schema, key_schema
+from ..dialect.operators import ORDERINGS, RANGE_KEY, REQUIRES_PRESENCE
 from ..dialect.write_rules import stored_value
 from ..exc import KeyTemplateError
 from .key_formats import keeps_order
@@ -26,21 +27,11 @@ from .key_templates import KeyTemplate, primary_key_attributes, templates
 from .scope import on_dynamodb
 
 EMPTY: Mapping[str, Any] = MappingProxyType({})
-_RANGES = {operators.gt, operators.ge, operators.lt, operators.le, operators.between_op}
+_RANGES = RANGE_KEY & ORDERINGS  # <, <=, >, >= and BETWEEN
 # A format may give two values one key (12.499 and 12.50 are both "12.50" in {price:.2f}, two
 # times in one second one "%H:%M:%S"): a bound's own key may hold values on both sides of it,
 # so a key range always includes it, and the WHERE on the source decides.
 _INCLUSIVE = {operators.gt: operators.ge, operators.lt: operators.le}
-# comparisons with a value that no NULL satisfies (SQL: unknown), so every match has the attribute
-_NULL_REJECTING = _RANGES | {
-    operators.eq,
-    operators.ne,
-    operators.in_op,
-    operators.like_op,
-    operators.startswith_op,
-    operators.endswith_op,
-    operators.contains_op,
-}
 
 
 class Pinned(NamedTuple):
@@ -97,7 +88,7 @@ def _pinned(terms: list[Any], mapper: Mapper, parameters: Mapping[str, Any] = EM
         if values is None:
             continue
         compared.add(attribute)
-        if term.operator in _NULL_REJECTING:
+        if term.operator in REQUIRES_PRESENCE:  # every match has the attribute
             present.add(attribute)
         values = tuple(_stored(left, value) for value in values)
         if term.operator is operators.eq:

@@ -20,6 +20,7 @@ from sqlalchemy.types import NullType
 from sqlglot import exp
 
 from ..constructs import use_index
+from ..dialect.operators import OPERATORS
 from ..exc import TranslationError
 
 
@@ -399,12 +400,12 @@ _CONDITIONS: dict[type, Callable[[Builder, Any], Any]] = {
     exp.Not: lambda self, node: sa.not_(self._condition(node.this)),
     exp.And: _binary(sa.and_, Builder._condition),
     exp.Or: _binary(sa.or_, Builder._condition),
-    exp.EQ: _binary(operator.eq, Builder._operand),
-    exp.NEQ: _binary(operator.ne, Builder._operand),
-    exp.LT: _binary(operator.lt, Builder._operand),
-    exp.LTE: _binary(operator.le, Builder._operand),
-    exp.GT: _binary(operator.gt, Builder._operand),
-    exp.GTE: _binary(operator.ge, Builder._operand),
+    # x = y, x <> y, x < y ...: the operators written between two operands (operators.py)
+    **{
+        getattr(exp, name): _binary(definition.op, Builder._operand)
+        for definition in OPERATORS.values()
+        for name in definition.text
+    },
     exp.In: Builder._in,
     exp.Between: lambda self, node: self._value(node.this).between(
         self._value(node.args["low"]), self._value(node.args["high"])

@@ -6,29 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import exc
-from sqlalchemy.sql import elements, operators, visitors
+from sqlalchemy.sql import elements, visitors
 from sqlalchemy.sql.schema import Index, Table
 
 from ...constructs import forced_index
 from ...sqlalchemy_private import order_by_clauses, where_criteria
 from ..key_schema import KeySchema, index_key_schema, key_schema, projects, unprojected
+from ..operators import HASH_KEY, RANGE_KEY, REQUIRES_PRESENCE
 from .normal_form import is_on, is_partition_or, key_tuple_in, terms_of
-
-RANGE_KEY_OPERATORS = {
-    operators.eq,
-    operators.lt,
-    operators.le,
-    operators.gt,
-    operators.ge,
-    operators.between_op,
-    operators.startswith_op,
-    operators.like_op,
-}
-
-
-# a condition that is false when the attribute is missing (an empty NOT IN list, true for
-# every item, is refused when the statement runs: CompileError)
-_PRESENT = RANGE_KEY_OPERATORS | {operators.is_not, operators.ne, operators.in_op, operators.not_in_op}
 
 
 def attribute_names(clauses: list[Any]) -> set[str]:
@@ -51,7 +36,7 @@ def access_path(table: Table, select: Any, compile_state: Any) -> tuple[Index | 
     """
     keys = key_schema(table)
     terms = terms_of(where_criteria(select))
-    hash_ops = {operators.eq, operators.in_op}
+    hash_ops = HASH_KEY
     needed = attribute_names([*select.selected_columns, *where_criteria(select), *order_by_clauses(select)])
     # the ORM's statement (its options) is the compile state's select_statement
     forced = forced_index(select, getattr(compile_state, "select_statement", None))
@@ -66,14 +51,14 @@ def access_path(table: Table, select: Any, compile_state: Any) -> tuple[Index | 
     table_hash = pinned(keys.hash_key, hash_ops)
     if any(key_tuple_in(t, keys.columns) for t in terms):  # full keys: a batch of reads of the table
         return None, keys, ""
-    if table_hash and (keys.range_key is None or pinned(keys.range_key, RANGE_KEY_OPERATORS)):
+    if table_hash and (keys.range_key is None or pinned(keys.range_key, RANGE_KEY)):
         return None, keys, ""
     passed_over = []
     for index in sorted(table.indexes, key=lambda i: i.name or ""):
         index_keys = index_key_schema(index)
         local = index.dialect_options["dynamodb"]["local"]
         usable = (
-            table_hash and local and pinned(index_keys.range_key, RANGE_KEY_OPERATORS)
+            table_hash and local and pinned(index_keys.range_key, RANGE_KEY)
             if local
             else not table_hash and pinned(index_keys.hash_key, hash_ops)
         )
@@ -98,7 +83,7 @@ def _holds_every_match(index_keys: KeySchema, pinned: Any) -> bool:
     (a missing one matches nothing); the sort key is present when the table says so
     (nullable=False) or when a condition on it, false for a missing attribute, is in the WHERE."""
     sort_key = index_keys.range_key
-    return sort_key is None or not sort_key.nullable or pinned(sort_key, _PRESENT)
+    return sort_key is None or not sort_key.nullable or pinned(sort_key, REQUIRES_PRESENCE)
 
 
 def _forced_index(table: Table, name: str, needed: set[str]) -> tuple[Index, KeySchema, str]:

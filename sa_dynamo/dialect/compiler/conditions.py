@@ -1,6 +1,7 @@
 """WHERE tests: each test of the normal form (normal_form.py) as PartiQL, with the guards SQL's
 three-valued logic needs, the checks only values can decide recorded for the execution, and a
-CompileError naming any operator or operand DynamoDB cannot evaluate."""
+CompileError naming any operator or operand DynamoDB cannot evaluate. Which operators there are,
+and which renderer below writes each, is operators.py's table."""
 
 from __future__ import annotations
 
@@ -12,58 +13,14 @@ from sqlalchemy.sql import elements, functions, operators, sqltypes
 
 from ...limits import MAX_IN_OPERANDS, MAX_PARTITION_KEYS
 from ...sqlalchemy_private import retyped
+from ..operators import NULL_NEVER_TRUE, OPERATORS, ORDERINGS, STRING_TESTS, words
 from ..types import BinarySet, NumberSet, StringSet
 from .expressions import ExpressionCompiler
 from .like import LIKE_METHODS, LikeEscaped, LikePrefix
-from .normal_form import (
-    COMPARISON,
-    _attribute_first,
-    _condition,
-    _equals,
-    _is_boolean_attribute,
-    _negated,
-    has_affinity,
-)
+from .normal_form import attribute_first, condition, equals, has_affinity, is_boolean_attribute, negated
 
-SUPPORTED_BINARY = {
-    *COMPARISON,
-    operators.in_op,
-    operators.not_in_op,
-    operators.is_,
-    operators.is_not,
-    operators.between_op,
-    operators.startswith_op,
-    operators.not_startswith_op,
-    operators.like_op,
-    operators.not_like_op,
-    operators.not_between_op,
-    operators.contains_op,
-    operators.not_contains_op,
-    operators.json_getitem_op,
-    operators.json_path_getitem_op,
-}
-
-
-def _operator_name(op: Any) -> str:
-    return getattr(op, "__name__", str(op)).rstrip("_")
-
-
-_ORDERINGS = {
-    operators.lt,
-    operators.le,
-    operators.gt,
-    operators.ge,
-    operators.between_op,
-    operators.not_between_op,
-}
-_STRING_TESTS = {
-    operators.like_op,
-    operators.not_like_op,
-    operators.startswith_op,
-    operators.not_startswith_op,
-    operators.contains_op,
-    operators.not_contains_op,
-}
+# A document path is no test of its own: it reads into a map or list (expressions.py).
+_PATHS = {operators.json_getitem_op, operators.json_path_getitem_op}
 
 
 def compared_parameters(binary: Any, right: Any = None) -> list[Any]:
@@ -84,18 +41,6 @@ def never_true(parameter: Any, values: list[Any]) -> str | None:
     if parameter.expand_op is operators.in_op and values and all(v is None for v in values):
         return "IN with only None in its list"
     return None
-
-
-# The tests SQL makes unknown, so never TRUE, when a value compared is NULL (a None parameter;
-# for IN lists see never_true).
-VALUE_TESTS = {
-    *COMPARISON,
-    *_STRING_TESTS,
-    operators.between_op,
-    operators.not_between_op,
-    operators.in_op,
-    operators.not_in_op,
-}
 
 
 class ConditionCompiler(ExpressionCompiler):
@@ -138,17 +83,20 @@ class ConditionCompiler(ExpressionCompiler):
         names = [self.bind_names[b] for b in compared_parameters(binary, right) if b in self.bind_names]
         if self._is_key(binary.left):
             self.dynamodb_key_parameters.update(dict.fromkeys(names, binary.left.name))
-        if binary.operator in VALUE_TESTS:
+        if binary.operator in NULL_NEVER_TRUE:
             for name in names:
                 self.dynamodb_value_parameters.setdefault(name, False)
 
     def visit_binary(self, binary, override_operator=None, **kw):
-        if override_operator is None and (oriented := _attribute_first(binary)) is not binary:
+        if override_operator is None and (oriented := attribute_first(binary)) is not binary:
             return self.process(oriented, **kw)
         op = override_operator or binary.operator
-        if op not in SUPPORTED_BINARY:
+        if op in _PATHS:
+            return super().visit_binary(binary, override_operator=override_operator, **kw)
+        definition = OPERATORS.get(op)
+        if definition is None:
             self._refuse(
-                f"the operator {_operator_name(op)}",
+                f"the operator {words(op)}",
                 "use comparisons, IN, BETWEEN, IS NULL, startswith() or contains(); filter further in Python",
             )
         if isinstance(binary.left, elements.BindParameter) and isinstance(
@@ -156,7 +104,10 @@ class ConditionCompiler(ExpressionCompiler):
         ):
             self._refuse("a comparison of two values", "compare an attribute with a value")
         self._check_operands(binary, op)
-        text = super().visit_binary(binary, override_operator=override_operator, **kw)
+        return getattr(self, f"render_{definition.render}")(binary, **kw)
+
+    def render_comparison(self, binary, **kw) -> str:
+        text = super().visit_binary(binary, **kw)
         self._record_values(binary)
         return text
 
@@ -175,31 +126,33 @@ class ConditionCompiler(ExpressionCompiler):
                     f"a comparison of two attributes ({getattr(left, 'name', '?')} and {operand.name})",
                     "compare an attribute with a value",
                 )
-        if op in _ORDERINGS and has_affinity(left.type, sqltypes.Boolean):
+        if op in ORDERINGS and has_affinity(left.type, sqltypes.Boolean):
             self._refuse(
                 f"an ordering of the boolean attribute {getattr(left, 'name', '')}".rstrip(),
                 "DynamoDB orders no booleans; compare with == True or == False",
             )
-        if op in _ORDERINGS and has_affinity(left.type, (StringSet, NumberSet, BinarySet)):
+        if op in ORDERINGS and has_affinity(left.type, (StringSet, NumberSet, BinarySet)):
             self._refuse(
                 f"an ordering of the set attribute {getattr(left, 'name', '')}".rstrip(),
                 "DynamoDB orders no sets (it answers with a ValidationException); compare whole sets "
                 "with == or !=, or test a member with contains()",
             )
-        if op in _STRING_TESTS and has_affinity(
+        if op in STRING_TESTS and has_affinity(
             left.type, (sqltypes.Integer, sqltypes.Numeric, sqltypes.Boolean)
         ):
             self._refuse(
-                f"{_operator_name(op)} on the {left.type.__visit_name__} attribute {getattr(left, 'name', '')}",
+                f"{words(op)} on the {left.type.__visit_name__} attribute {getattr(left, 'name', '')}",
                 "DynamoDB's begins_with and contains test strings, sets and lists; compare numbers with "
                 "==, <, >= or between()",
             )
 
-    def visit_ne_binary(self, binary, operator, **kw):
+    def render_guarded_comparison(self, binary, **kw) -> str:
         left, right = self.process(binary.left, **kw), self.process(binary.right, **kw)
-        return self._guarded(binary, f"{left} <> {right}", **kw)
+        text = self._guarded(binary, f"{left} <> {right}", **kw)
+        self._record_values(binary)
+        return text
 
-    def visit_is__binary(self, binary, operator, **kw):
+    def render_is_null(self, binary, **kw) -> str:
         left = self.process(binary.left, **kw)
         if not isinstance(binary.right, elements.Null):
             self._refuse("IS with a value other than NULL", "compare with == instead")
@@ -207,7 +160,7 @@ class ConditionCompiler(ExpressionCompiler):
             return f"{left} IS NULL"  # never true: a key always has a value
         return f"({left} IS NULL OR {left} IS MISSING)"
 
-    def visit_is_not_binary(self, binary, operator, **kw):
+    def render_is_not_null(self, binary, **kw) -> str:
         left = self.process(binary.left, **kw)
         if not isinstance(binary.right, elements.Null):
             self._refuse("IS NOT with a value other than NULL", "compare with != instead")
@@ -229,12 +182,12 @@ class ConditionCompiler(ExpressionCompiler):
             values = values[1:-1]
         return f"{self.process(binary.left, **kw)} IN [{values}]"
 
-    def visit_in_op_binary(self, binary, operator, **kw):
+    def render_in_list(self, binary, **kw) -> str:
         text = self._in(binary, **kw)
         self._record_values(binary)
         return text
 
-    def visit_not_in_op_binary(self, binary, operator, **kw):
+    def render_not_in_list(self, binary, **kw) -> str:
         # Beside ORDER BY, where DynamoDB Local fails NOT, the execution rewrites the list into
         # a chain of <> (see not_in_as_chain) once the list's length is known.
         self.dynamodb_not_in_chain = self.dynamodb_not_in_chain or self._ordered
@@ -277,7 +230,7 @@ class ConditionCompiler(ExpressionCompiler):
             )
         return super()._literal_execute_expanding_parameter(name, parameter, values, **kw)
 
-    def visit_between_op_binary(self, binary, operator, dynamodb_key_condition=False, **kw):
+    def render_between(self, binary, dynamodb_key_condition=False, **kw) -> str:
         left = self.process(binary.left, **kw)
         low, high = (self.process(bound, **kw) for bound in binary.right.clauses)
         self._record_values(binary)
@@ -288,7 +241,7 @@ class ConditionCompiler(ExpressionCompiler):
         # Elsewhere the same test without BETWEEN, which DynamoDB rejects for low > high.
         return f"({left} >= {low} AND {left} <= {high})"
 
-    def visit_not_between_op_binary(self, binary, operator, **kw):
+    def render_not_between(self, binary, **kw) -> str:
         left = self.process(binary.left, **kw)
         low, high = (self.process(bound, **kw) for bound in binary.right.clauses)
         self._record_values(binary)
@@ -315,41 +268,41 @@ class ConditionCompiler(ExpressionCompiler):
         self._record_values(binary, right)
         return text
 
-    def visit_startswith_op_binary(self, binary, operator, **kw):
+    def render_begins_with(self, binary, **kw) -> str:
         return self._function_of_value("begins_with", binary, **kw)
 
-    def visit_not_startswith_op_binary(self, binary, operator, **kw):
+    def render_not_begins_with(self, binary, **kw) -> str:
         self._unordered("NOT startswith()")
         return self._guarded(binary, f"NOT {self._function_of_value('begins_with', binary, **kw)}", **kw)
 
-    def visit_like_op_binary(self, binary, operator, **kw):
+    def render_like(self, binary, **kw) -> str:
         return self._function_of_value("begins_with", binary, like=True, **kw)
 
-    def visit_not_like_op_binary(self, binary, operator, **kw):
+    def render_not_like(self, binary, **kw) -> str:
         self._unordered("NOT LIKE")
         text = self._function_of_value("begins_with", binary, like=True, **kw)
         return self._guarded(binary, f"NOT {text}", **kw)
 
-    def visit_contains_op_binary(self, binary, operator, **kw):
+    def render_contains(self, binary, **kw) -> str:
         return self._function_of_value("contains", binary, **kw)
 
-    def visit_not_contains_op_binary(self, binary, operator, **kw):
+    def render_not_contains(self, binary, **kw) -> str:
         self._unordered("NOT contains()")
         return self._guarded(binary, f"NOT {self._function_of_value('contains', binary, **kw)}", **kw)
 
     def visit_unary(self, unary, **kw):
         if unary.operator is operators.inv:
-            return self.process(_negated(unary.element), **kw)
+            return self.process(negated(unary.element), **kw)
         if unary.modifier in (operators.asc_op, operators.desc_op):
             return super().visit_unary(unary, **kw)
-        if unary.modifier in (operators.is_true, operators.is_false) and _is_boolean_attribute(unary.element):
+        if unary.modifier in (operators.is_true, operators.is_false) and is_boolean_attribute(unary.element):
             constant = true() if unary.modifier is operators.is_true else false()
-            return self.process(_equals(unary.element, constant), **kw)
-        self._refuse(f"the unary operator {_operator_name(unary.operator or unary.modifier)}", "remove it")
+            return self.process(equals(unary.element, constant), **kw)
+        self._refuse(f"the unary operator {words(unary.operator or unary.modifier)}", "remove it")
 
     def visit_clauselist(self, clauselist, **kw):
         if clauselist.operator in (operators.and_, operators.or_):
-            clauselist = _condition(clauselist)
+            clauselist = condition(clauselist)
             if not isinstance(clauselist, elements.ClauseList):
                 return self.process(clauselist, **kw)
         return super().visit_clauselist(clauselist, **kw)

@@ -11,14 +11,8 @@ from sqlalchemy.exc import CompileError
 from sqlalchemy.sql import elements, functions, operators
 from sqlalchemy.sql.selectable import Alias, Subquery
 
-COMPARISON = {
-    operators.eq: " = ",
-    operators.ne: " <> ",
-    operators.lt: " < ",
-    operators.le: " <= ",
-    operators.gt: " > ",
-    operators.ge: " >= ",
-}
+from ..operators import COMPARISONS
+
 NEGATED_FUNCTIONS = {"attribute_exists": "attribute_not_exists", "attribute_not_exists": "attribute_exists"}
 
 
@@ -29,7 +23,7 @@ def has_affinity(type_: Any, generic: type) -> bool:
     return isinstance(type_, generic)
 
 
-def _is_boolean_attribute(clause: Any) -> bool:
+def is_boolean_attribute(clause: Any) -> bool:
     return (
         isinstance(clause, elements.ColumnClause)
         and not clause.is_literal
@@ -37,19 +31,19 @@ def _is_boolean_attribute(clause: Any) -> bool:
     )
 
 
-def _condition(clause: Any, present: frozenset[str] = frozenset()) -> Any:
+def condition(clause: Any, present: frozenset[str] = frozenset()) -> Any:
     """A WHERE clause with its NOTs pushed down to the tests and bare boolean attributes
     compared with true, so every test can carry the guard SQL's three-valued logic needs.
     ``present`` names attributes every item read has (an index's keys, reading the index)."""
     if isinstance(clause, elements.BooleanClauseList) and clause.operator in (operators.and_, operators.or_):
-        parts = [_condition(c, present) for c in clause.clauses]
+        parts = [condition(c, present) for c in clause.clauses]
         if all(new is old for new, old in zip(parts, clause.clauses, strict=True)):
             return clause
         return _combine(clause.operator, parts)
     if isinstance(clause, elements.Grouping):
-        return _condition(clause.element, present)
+        return condition(clause.element, present)
     if isinstance(clause, elements.UnaryExpression) and clause.operator is operators.inv:
-        return _negated(clause.element, present)
+        return negated(clause.element, present)
     if (
         isinstance(clause, elements.BinaryExpression)
         and clause.operator in (operators.is_, operators.is_not)
@@ -62,10 +56,10 @@ def _condition(clause: Any, present: frozenset[str] = frozenset()) -> Any:
         # A table key always has a value (an index holds only items with its keys), and
         # DynamoDB refuses to compare one with NULL, even by attribute_type() (findings).
         return false() if clause.operator is operators.is_ else true()
-    if isinstance(clause, elements.AsBoolean) and _is_boolean_attribute(clause.element):
-        return _equals(clause.element, true() if clause.operator is operators.is_true else false())
-    if _is_boolean_attribute(clause):
-        return _equals(clause, true())
+    if isinstance(clause, elements.AsBoolean) and is_boolean_attribute(clause.element):
+        return equals(clause.element, true() if clause.operator is operators.is_true else false())
+    if is_boolean_attribute(clause):
+        return equals(clause, true())
     return clause
 
 
@@ -82,27 +76,27 @@ def _combine(operator: Any, parts: list[Any]) -> Any:
     return parts[0] if len(parts) == 1 else (and_ if operator is operators.and_ else or_)(*parts)
 
 
-def _equals(attribute: Any, constant: Any) -> Any:
+def equals(attribute: Any, constant: Any) -> Any:
     # Built directly: `column == true()` would become SQLAlchemy's IS TRUE, which PartiQL lacks.
     return elements.BinaryExpression(attribute, constant, operators.eq, negate=operators.ne)
 
 
-def _negated(clause: Any, present: frozenset[str] = frozenset()) -> Any:
+def negated(clause: Any, present: frozenset[str] = frozenset()) -> Any:
     """NOT clause, as a clause that is TRUE exactly where SQL's NOT is TRUE (not where it is
     unknown): De Morgan down to the tests, each test replaced by its guarded opposite."""
-    clause = _condition(clause, present)
+    clause = condition(clause, present)
     if isinstance(clause, elements.BooleanClauseList) and clause.operator in (operators.and_, operators.or_):
         opposite = operators.or_ if clause.operator is operators.and_ else operators.and_
-        return _combine(opposite, [_negated(c, present) for c in clause.clauses])
+        return _combine(opposite, [negated(c, present) for c in clause.clauses])
     if isinstance(clause, elements.UnaryExpression) and clause.operator is operators.inv:
-        return _condition(clause.element, present)
+        return condition(clause.element, present)
     if isinstance(clause, elements.BinaryExpression) and clause.negate is not None:
         if (
             clause.operator is operators.eq
-            and _is_boolean_attribute(clause.left)
+            and is_boolean_attribute(clause.left)
             and isinstance(clause.right, elements.True_)
         ):
-            return _equals(clause.left, false())
+            return equals(clause.left, false())
         return ~clause
     if isinstance(clause, functions.FunctionElement) and clause.name.lower() in NEGATED_FUNCTIONS:
         return getattr(func, NEGATED_FUNCTIONS[clause.name.lower()])(*clause.clauses)
@@ -113,7 +107,7 @@ def _negated(clause: Any, present: frozenset[str] = frozenset()) -> Any:
     )
 
 
-def _table_of(from_: Any) -> Any:
+def table_of(from_: Any) -> Any:
     """The Table behind an alias of it: with one FROM and no aliases in PartiQL, they are the same.
     (The ORM aliases a table to load a relationship to another class of the same table.)"""
     while isinstance(from_, Alias) and not isinstance(from_, Subquery):
@@ -121,11 +115,11 @@ def _table_of(from_: Any) -> Any:
     return from_
 
 
-def _attribute_first(term: Any) -> Any:
+def attribute_first(term: Any) -> Any:
     """``? = "pk"`` (as relationship loaders write it) as ``"pk" = ?``, so it can be a key condition."""
     if (
         isinstance(term, elements.BinaryExpression)
-        and term.operator in COMPARISON
+        and term.operator in COMPARISONS
         and isinstance(term.left, elements.BindParameter)
         and isinstance(term.right, elements.ColumnClause)
     ):
@@ -136,7 +130,7 @@ def _attribute_first(term: Any) -> Any:
 
 
 def terms_of(criteria: Any, present: frozenset[str] = frozenset()) -> list[Any]:
-    """The top-level AND terms of a WHERE, each normalised once (see _condition; ``present``:
+    """The top-level AND terms of a WHERE, each normalised once (see condition; ``present``:
     the attributes every item read has). The AND is flattened before its terms are normalised,
     so that ``where(a, b)`` and ``where(and_(a, b))`` give the same terms even where one of
     them folds to a constant."""
@@ -149,9 +143,9 @@ def terms_of(criteria: Any, present: frozenset[str] = frozenset()) -> list[Any]:
             for part in clause.clauses:
                 flatten(part, normalised)
         elif not normalised:
-            flatten(_condition(clause, present), True)
+            flatten(condition(clause, present), True)
         else:
-            terms.append(_attribute_first(clause))
+            terms.append(attribute_first(clause))
 
     for criterion in criteria:
         flatten(criterion, False)
@@ -163,7 +157,7 @@ def is_column(clause: Any, column: Any) -> bool:
     return (
         isinstance(clause, elements.ColumnClause)
         and getattr(clause, "table", None) is not None
-        and _table_of(clause.table) is column.table
+        and table_of(clause.table) is column.table
         and clause.name == column.name
     )
 
@@ -174,7 +168,7 @@ def is_on(term: Any, column: Any, ops: set | None) -> bool:
     return is_column(term.left, column) and (ops is None or term.operator in ops)
 
 
-def _is_json_element(clause: Any) -> bool:
+def is_json_element(clause: Any) -> bool:
     return isinstance(clause, elements.BinaryExpression) and clause.operator in (
         operators.json_getitem_op,
         operators.json_path_getitem_op,

@@ -18,61 +18,12 @@ from sqlalchemy.sql import elements, functions, operators
 
 from ...dbapi.values import received
 from ...sqlalchemy_private import bind_processors
-from .normal_form import _attribute_first
+from ..operators import MISSING, OPERATORS, contains, equal, kind, present, starts_with
+from .normal_form import attribute_first
 
-_MISSING = object()
 Values = Callable[[Any], Any]  # a bind parameter -> its value as DynamoDB receives it
 Test = Callable[[Mapping[str, Any], Values], bool]
-
-_ORDERED = {
-    operators.eq: lambda a, b: a == b,
-    operators.ne: lambda a, b: a != b,
-    operators.lt: lambda a, b: a < b,
-    operators.le: lambda a, b: a <= b,
-    operators.gt: lambda a, b: a > b,
-    operators.ge: lambda a, b: a >= b,
-}
-_NUMBERS = (int, float, Decimal)
-_DOCUMENTS = (dict, list, set, frozenset)
 _ATTRIBUTE_TYPES = {str: "S", bytes: "B", bool: "BOOL", dict: "M", list: "L", type(None): "NULL"}
-
-
-def _kind(value: Any) -> type | None:
-    """The DynamoDB type a value has, as a Python class; None for a value DynamoDB cannot compare."""
-    if isinstance(value, bool):
-        return bool
-    if isinstance(value, _NUMBERS):
-        return Decimal
-    return type(value) if isinstance(value, (str, bytes)) else None
-
-
-def _compare(op: Any, stored: Any, value: Any) -> bool:
-    if stored is _MISSING or stored is None or value is None:
-        return False
-    if op is operators.eq and isinstance(stored, _DOCUMENTS):
-        return _equal(stored, value)
-    kind = _kind(stored)
-    if kind is None or kind is not _kind(value) or (kind is bool and op not in (operators.eq, operators.ne)):
-        return False
-    return _ORDERED[op](stored, value)
-
-
-def _equal(stored: Any, value: Any) -> bool:
-    """DynamoDB's = of a map, list or set with a value: the same type throughout and equal
-    values (a NULL inside equals NULL, a number inside never equals true)."""
-    if isinstance(stored, dict):
-        return (
-            isinstance(value, dict)
-            and stored.keys() == value.keys()
-            and all(_equal(stored[k], value[k]) for k in stored)
-        )
-    if isinstance(stored, list):
-        return isinstance(value, list) and len(stored) == len(value) and all(map(_equal, stored, value))
-    if isinstance(stored, (set, frozenset)):
-        return isinstance(value, (set, frozenset)) and stored == value
-    if stored is None or value is None:
-        return stored is value
-    return _kind(stored) is not None and _kind(stored) is _kind(value) and stored == value
 
 
 def _read(item: Mapping[str, Any], path: tuple[Any, ...]) -> Any:
@@ -83,7 +34,7 @@ def _read(item: Mapping[str, Any], path: tuple[Any, ...]) -> Any:
         ):
             value = value[step]
         else:
-            return _MISSING
+            return MISSING
     return value
 
 
@@ -94,7 +45,7 @@ def _operand(clause: Any) -> Callable[[Mapping[str, Any], Values], Any]:
 
         def size(item: Mapping[str, Any], values: Values) -> Any:
             value = inner(item, values)
-            return len(value) if isinstance(value, (str, bytes, dict, list, set, frozenset)) else _MISSING
+            return len(value) if isinstance(value, (str, bytes, dict, list, set, frozenset)) else MISSING
 
         return size
     path: list[Any] = []
@@ -123,87 +74,23 @@ def _bound(clause: Any) -> Callable[[Values], Any]:
     return lambda values: values(clause)
 
 
-def _startswith(stored: Any, prefix: Any) -> bool:
-    return isinstance(stored, (str, bytes)) and type(stored) is type(prefix) and stored.startswith(prefix)
-
-
-def _contains(stored: Any, value: Any) -> bool:
-    if isinstance(stored, (str, bytes)):
-        return type(stored) is type(value) and value in stored
-    if isinstance(stored, (set, frozenset, list)):
-        return any(_kind(member) is _kind(value) and member == value for member in stored)
-    return False
-
-
-def _present(stored: Any) -> bool:
-    return stored is not _MISSING and stored is not None
-
-
 def _binary(clause: elements.BinaryExpression) -> Test:
-    clause = _attribute_first(clause)  # ? = pk below an OR, as relationship loaders write it
+    """The test of one comparison, by its operator's definition (operators.py)."""
+    clause = attribute_first(clause)  # ? = pk below an OR, as relationship loaders write it
     op = clause.operator
     if isinstance(clause.left, elements.Tuple) and op is operators.in_op:
         return _tuple_in(clause)
+    definition = OPERATORS.get(op)
+    if definition is None:
+        raise NotImplementedError(f"no predicate for the operator {op}")  # the compiler refused it already
     operand = _operand(clause.left)
-    if op is operators.ne:  # DynamoDB's <> is TRUE for a value of another type, as SQL's is
-        value = _bound(clause.right)
-        return lambda item, values: (
-            _present(operand(item, values))
-            and _present(value(values))  # x <> NULL is unknown
-            and not _compare(operators.eq, operand(item, values), value(values))
-        )
-    if op in _ORDERED:
-        value = _bound(clause.right)
-        return lambda item, values: _compare(op, operand(item, values), value(values))
-    if op in (operators.in_op, operators.not_in_op):
-        listed = _bound(clause.right)
-
-        def member(item: Mapping[str, Any], values: Values) -> bool:
-            stored, candidates = operand(item, values), listed(values)
-            found = any(_compare(operators.eq, stored, v) for v in candidates)
-            if op is operators.in_op:
-                return found
-            # x NOT IN (a, NULL) is x <> a AND x <> NULL: never TRUE
-            return _present(stored) and not found and all(v is not None for v in candidates)
-
-        return member
+    if op in (operators.is_, operators.is_not):
+        return lambda item, values: definition.holds(operand(item, values), None)
     if op in (operators.between_op, operators.not_between_op):
         low, high = (_bound(bound) for bound in clause.right.clauses)
-
-        def between(item: Mapping[str, Any], values: Values) -> bool:
-            stored = operand(item, values)
-            if op is operators.between_op:
-                return _compare(operators.ge, stored, low(values)) and _compare(
-                    operators.le, stored, high(values)
-                )
-            return _compare(operators.lt, stored, low(values)) or _compare(operators.gt, stored, high(values))
-
-        return between
-    if op in (operators.is_, operators.is_not):
-        # IS [NOT] NULL of a key is folded before this; SQL's NULL is DynamoDB's NULL or absent
-        missing = op is operators.is_
-        return lambda item, values: _present(operand(item, values)) is not missing
-    tests = {
-        operators.startswith_op: _startswith,
-        operators.like_op: _startswith,
-        operators.contains_op: _contains,
-    }
-    negated = {
-        operators.not_startswith_op: _startswith,
-        operators.not_like_op: _startswith,
-        operators.not_contains_op: _contains,
-    }
+        return lambda item, values: definition.holds(operand(item, values), (low(values), high(values)))
     value = _bound(clause.right)
-    if op in tests:
-        return lambda item, values: tests[op](operand(item, values), value(values))
-    if op in negated:
-
-        def negation(item: Mapping[str, Any], values: Values) -> bool:
-            stored, tested = operand(item, values), value(values)
-            return _present(stored) and _present(tested) and not negated[op](stored, tested)
-
-        return negation
-    raise NotImplementedError(f"no predicate for the operator {op}")  # the compiler refused it already
+    return lambda item, values: definition.holds(operand(item, values), value(values))
 
 
 def _tuple_in(clause: elements.BinaryExpression) -> Test:
@@ -214,7 +101,7 @@ def _tuple_in(clause: elements.BinaryExpression) -> Test:
     def member(item: Mapping[str, Any], values: Values) -> bool:
         stored = [operand(item, values) for operand in operands]
         return any(
-            all(_compare(operators.eq, s, v) for s, v in zip(stored, key, strict=True))
+            all(present(s) and equal(s, v) for s, v in zip(stored, key, strict=True))
             for key in listed(values)
         )
 
@@ -226,22 +113,22 @@ def _function(clause: functions.FunctionElement) -> Test:
     arguments = list(clause.clauses)
     operand = _operand(arguments[0])
     if name == "attribute_exists":
-        return lambda item, values: operand(item, values) is not _MISSING
+        return lambda item, values: operand(item, values) is not MISSING
     if name == "attribute_not_exists":
-        return lambda item, values: operand(item, values) is _MISSING
+        return lambda item, values: operand(item, values) is MISSING
     if name in ("begins_with", "contains"):
         value = _bound(arguments[1])
-        test = _startswith if name == "begins_with" else _contains
+        test = starts_with if name == "begins_with" else contains
         return lambda item, values: test(operand(item, values), value(values))
     if name == "attribute_type":
         wanted = _bound(arguments[1])
 
         def typed(item: Mapping[str, Any], values: Values) -> bool:
             stored = operand(item, values)
-            if isinstance(stored, _NUMBERS) and not isinstance(stored, bool):
+            if kind(stored) is Decimal:
                 return wanted(values) == "N"
             if isinstance(stored, (set, frozenset)):
-                kinds = {_kind(member) for member in stored}
+                kinds = {kind(member) for member in stored}
                 return (
                     wanted(values) == {str: "SS", Decimal: "NS", bytes: "BS"}.get(kinds.pop())
                     if kinds

@@ -28,7 +28,7 @@ from ..types import JSONElementAs
 from .access_path import access_path
 from .client_side import BatchGet, ClientOrder, ClientSideCompiler, order_columns, served
 from .expressions import COUNT_ROWS, refuse
-from .normal_form import _is_json_element, _table_of, key_tuple_in, terms_of
+from .normal_form import is_json_element, key_tuple_in, table_of, terms_of
 from .predicate import predicate_of
 from .templates import DMLTemplate, operator_count
 from .writes import WriteCompiler
@@ -110,7 +110,7 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
         if within_columns_clause and not within_label_clause:
             if add_to_result_map is not None:
                 type_ = label.type
-                if _is_json_element(label.element) and not isinstance(type_, sqltypes.JSON):
+                if is_json_element(label.element) and not isinstance(type_, sqltypes.JSON):
                     type_ = JSONElementAs(type_)  # doc["k"].as_string(): converted when read
                 add_to_result_map(label.name, label.name, (label, label.name, *alternate_names(label)), type_)
             return self.process(label.element, within_columns_clause=True, within_label_clause=True, **kw)
@@ -126,7 +126,7 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
     def visit_column(self, column, include_table=True, **kw):
         # PartiQL reads "t"."a" as a path into attribute t; attributes are always bare names.
         table = column.table
-        if not column.is_literal and table is not None and not isinstance(_table_of(table), Table):
+        if not column.is_literal and table is not None and not isinstance(table_of(table), Table):
             self._refuse(
                 f"a column of {type(table).__name__.lower()} {getattr(table, 'name', '')}",
                 "select columns of the table itself",

@@ -40,7 +40,7 @@ def not_in_as_chain(statement: str) -> str:
     )
 
 
-class _Entry(NamedTuple):
+class Entry(NamedTuple):
     attribute: str  # rendered name: "'a'" in an INSERT tuple, '"a"' in an UPDATE
     value: str  # the value's placeholder
 
@@ -54,7 +54,7 @@ class DMLTemplate(NamedTuple):
 
     kind: str  # "INSERT" or "UPDATE"
     head: str
-    entries: tuple[_Entry, ...]
+    entries: tuple[Entry, ...]
     tail: str
     bag: int | None = None  # the entry of an attribute bag, whose value (a BagWrite) is expanded
     removes: tuple[str, ...] = ()  # attributes an UPDATE REMOVEs besides the absent entries
@@ -98,7 +98,7 @@ class DMLTemplate(NamedTuple):
         quote = _literal if self.kind == "INSERT" else _identifier
         entries = (
             *self.entries[:index],
-            *(_Entry(quote(name), "?") for name in names),
+            *(Entry(quote(name), "?") for name in names),
             *self.entries[index + 1 :],
         )
         removes = tuple(_identifier(name) for name in write.remove if name not in write.set)

@@ -16,9 +16,9 @@ from sqlalchemy.sql.selectable import Join
 
 from ...limits import MAX_PARTITION_KEYS
 from ..key_schema import KeySchema
-from .access_path import RANGE_KEY_OPERATORS
-from .conditions import VALUE_TESTS, ConditionCompiler, compared_parameters
-from .normal_form import _table_of, is_on, is_partition_or, key_tuple_in, terms_of
+from ..operators import HASH_KEY, NULL_NEVER_TRUE, RANGE_KEY
+from .conditions import ConditionCompiler, compared_parameters
+from .normal_form import is_on, is_partition_or, key_tuple_in, table_of, terms_of
 from .predicate import predicate_of
 
 
@@ -26,7 +26,7 @@ class WhereCompiler(ConditionCompiler):
     """A statement's table and WHERE; records the key condition, filter and plan inputs."""
 
     def _single_table(self, from_: Any, statement: str) -> Table:
-        from_ = _table_of(from_)
+        from_ = table_of(from_)
         if isinstance(from_, Table):
             if from_.schema is not None:
                 self._refuse(
@@ -59,7 +59,7 @@ class WhereCompiler(ConditionCompiler):
         text = self._render_where(keys, terms, full_key, table_hash, **kw)
         names = {bind.key: name for bind, name in self.bind_names.items()}  # LIKE renders a copy
         for term in terms:
-            if isinstance(term, elements.BinaryExpression) and term.operator in VALUE_TESTS:
+            if isinstance(term, elements.BinaryExpression) and term.operator in NULL_NEVER_TRUE:
                 for bind in compared_parameters(term):
                     if names.get(bind.key) in self.dynamodb_value_parameters:
                         self.dynamodb_value_parameters[names[bind.key]] = True
@@ -81,8 +81,8 @@ class WhereCompiler(ConditionCompiler):
         With ``full_key`` (UPDATE/DELETE), equality on every key attribute is required.
         ``table_hash`` is the table's partition key when a global index is read.
         """
-        hash_ops = {operators.eq} if full_key else {operators.eq, operators.in_op}
-        range_ops = {operators.eq} if full_key else RANGE_KEY_OPERATORS
+        hash_ops = {operators.eq} if full_key else HASH_KEY
+        range_ops = {operators.eq} if full_key else RANGE_KEY
         hash_term = next(
             (
                 t

@@ -19,7 +19,7 @@ from ...sqlalchemy_private import (
 )
 from ..attribute_bag import is_bag
 from ..key_schema import key_schema
-from .templates import DMLTemplate, _Entry
+from .templates import DMLTemplate, Entry
 from .where import WhereCompiler
 
 
@@ -47,7 +47,7 @@ class WriteCompiler(WhereCompiler):
 
     def _entries(
         self, stmt: Any, compile_state: Any, quote: Any, **kw: Any
-    ) -> tuple[tuple[_Entry, ...], int | None]:
+    ) -> tuple[tuple[Entry, ...], int | None]:
         """The entries written, and which one is an attribute bag (expanded at execution, where
         the names it holds are checked against the table's columns: ``_template``)."""
         params = crud_params(self, stmt, compile_state, **kw)
@@ -63,7 +63,7 @@ class WriteCompiler(WhereCompiler):
                 )
             if is_bag(column):
                 bag = len(entries)
-            entries.append(_Entry(quote(column.name), value))
+            entries.append(Entry(quote(column.name), value))
         if not entries:
             self._refuse("a write without values", "give at least one column a value")
         return tuple(entries), bag
