@@ -127,14 +127,14 @@ def _on_set(target: Any, value: Any, old: Any, initiator: Any) -> Bag:
     return bag
 
 
-def _adopt_loaded(target: Any, *args: Any) -> None:
+def adopt_loaded(target: Any, *args: Any) -> None:
     state = attributes.instance_state(target)
     for key in _bags(state.mapper):
         if key in state.dict:
             state.dict[key] = _owned(target, key, state.dict[key], loaded=True)
 
 
-def _check(mapper: Mapper, connection: Any, target: Any) -> None:
+def check_before_flush(mapper: Mapper, connection: Any, target: Any) -> None:
     if not is_dynamodb(connection):
         return
     # a name the class maps, by column name or attribute name -> the attribute to set instead
@@ -151,7 +151,7 @@ def _check(mapper: Mapper, connection: Any, target: Any) -> None:
             )
 
 
-def _flushed(mapper: Mapper, connection: Any, target: Any) -> None:
+def flushed(mapper: Mapper, connection: Any, target: Any) -> None:
     if not is_dynamodb(connection):
         return
     for key in _bags(mapper):
@@ -160,14 +160,14 @@ def _flushed(mapper: Mapper, connection: Any, target: Any) -> None:
             bag.flushed()
 
 
-def _new_object(target: Any, args: Any, kwargs: Any) -> None:
+def new_object(target: Any, args: Any, kwargs: Any) -> None:
     for key in _bags(attributes.instance_state(target).mapper):
         if key not in kwargs:
             attributes.set_committed_value(target, key, _owned(target, key, {}, loaded=True))
 
 
-@event.listens_for(Mapper, "mapper_configured")
-def _listen(mapper: Mapper, class_: type) -> None:
+def watch_bag_columns(mapper: Mapper, class_: type) -> None:
+    """``mapper_configured``: a dict set on a bag column replaces the whole bag (_on_set)."""
     for prop in mapper.column_attrs:
         if prop.parent is mapper and any(is_bag(c) for c in prop.columns):
             event.listen(getattr(class_, prop.key), "set", _on_set, retval=True, propagate=True)
@@ -175,10 +175,3 @@ def _listen(mapper: Mapper, class_: type) -> None:
 
 # Listeners on every mapper (a class's own would be added while SQLAlchemy runs these events:
 # mappers configure on the first object created); each returns at once for a class without a bag.
-event.listen(Mapper, "init", _new_object)
-event.listen(Mapper, "load", _adopt_loaded)
-event.listen(Mapper, "refresh", _adopt_loaded)
-event.listen(Mapper, "before_insert", _check)
-event.listen(Mapper, "before_update", _check)
-event.listen(Mapper, "after_insert", _flushed)
-event.listen(Mapper, "after_update", _flushed)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from sqlalchemy import String, event
-from sqlalchemy.orm import Mapper, ORMExecuteState, Session, mapped_column, with_loader_criteria
+from sqlalchemy import String
+from sqlalchemy.orm import Mapper, ORMExecuteState, mapped_column, with_loader_criteria
 
 from ..dialect.options import DISCRIMINATOR
 from .attribute_bags import mapped_by_kind
@@ -53,8 +53,7 @@ def identities(mapper: Mapper) -> list[Any]:
     return [m.polymorphic_identity for m in mapper.self_and_descendants if m.polymorphic_identity is not None]
 
 
-@event.listens_for(Session, "do_orm_execute")
-def _inject_discriminator_filter(state: ORMExecuteState) -> None:
+def inject_discriminator_filter(state: ORMExecuteState) -> None:
     """Filter base-class queries by the identities they can load; and tell the driver which
     identities are known, so that items of unknown kinds that still arrive (the filter turned
     off with ``dynamodb_discriminator_filter=False``, or ``from_statement()`` text) follow the

@@ -15,13 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import event, select
+from sqlalchemy import select
 from sqlalchemy.engine import Result
-from sqlalchemy.orm import ORMExecuteState, RelationshipProperty, Session, declared_attr, relationship
+from sqlalchemy.orm import ORMExecuteState, RelationshipProperty, declared_attr, relationship
 
 from ..dialect.key_schema import key_schema
 from ..limits import MAX_PARTITION_KEYS
-from . import discriminator  # noqa: F401  (its listener must run first; see _register)
 from .scope import on_dynamodb
 from .selectin_results import replacement_query, selectin_result
 
@@ -112,20 +111,9 @@ def _load_item_collection(
     return selectin_result(state, prop, parent_keys, lambda key: children.get(key[hash_index], ()))
 
 
-def _answer_selectin_loads(state: ORMExecuteState) -> Result[Any] | None:
+def answer_selectin_loads(state: ORMExecuteState) -> Result[Any] | None:
     """``do_orm_execute``: replace the JOIN of an item collection's selectin load."""
     found = _selectin_load_of(state)
     if found is None:
         return None
     return _load_item_collection(state, *found)
-
-
-def _register() -> None:
-    # After the discriminator listener (imported above), so that the statement whose options
-    # are carried over already has its discriminator criteria; returning a result ends the
-    # event chain, and invoke_statement() runs the replacement without re-running listeners.
-    if not event.contains(Session, "do_orm_execute", _answer_selectin_loads):
-        event.listen(Session, "do_orm_execute", _answer_selectin_loads)
-
-
-_register()

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from types import SimpleNamespace
 from typing import Any, NamedTuple
 
-from sqlalchemy import event, inspect
+from sqlalchemy import inspect
 from sqlalchemy.exc import InvalidRequestError
 from sqlalchemy.orm import Mapper
 
@@ -203,18 +203,15 @@ def fill(mapper: Mapper, target: Any, updating: bool = False, hidden: bool = Fal
             setattr(target, template.target, value)
 
 
-@event.listens_for(Mapper, "mapper_configured")
-def _validate(mapper: Mapper, class_: type) -> None:
+def validate(mapper: Mapper, class_: type) -> None:
     _check(mapper)
 
 
-@event.listens_for(Mapper, "before_insert")
-def _before_insert(mapper: Mapper, connection: Any, target: Any) -> None:
+def before_insert(mapper: Mapper, connection: Any, target: Any) -> None:
     if is_dynamodb(connection):
         fill(mapper, target, hidden=connection.engine.hide_parameters)
 
 
-@event.listens_for(Mapper, "before_update")
-def _before_update(mapper: Mapper, connection: Any, target: Any) -> None:
+def before_update(mapper: Mapper, connection: Any, target: Any) -> None:
     if is_dynamodb(connection):
         fill(mapper, target, updating=True, hidden=connection.engine.hide_parameters)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import event, func, select
-from sqlalchemy.orm import Load, ORMExecuteState, Session
+from sqlalchemy import func, select
+from sqlalchemy.orm import Load, ORMExecuteState
 from sqlalchemy.sql import elements, functions
 from sqlalchemy.sql.schema import Table
 from sqlalchemy.sql.selectable import AliasedReturnsRows, Select
@@ -69,7 +69,7 @@ def _counted_from(inner: Select) -> Any:
     return entities.pop() if len(entities) == 1 else inner.get_final_froms()[0]
 
 
-def _count_without_subquery(state: ORMExecuteState) -> None:
+def count_without_subquery(state: ORMExecuteState) -> None:
     """``do_orm_execute``: COUNT over the subquery's own table and WHERE."""
     if not state.is_select:
         return
@@ -86,13 +86,3 @@ def _count_without_subquery(state: ORMExecuteState) -> None:
         .options(*options)
         .execution_options(**state.statement.get_execution_options())
     )
-
-
-def _register() -> None:
-    # First of the listeners: the discriminator filter (discriminator.py) must see the COUNT
-    # over the table, not the subquery.
-    if not event.contains(Session, "do_orm_execute", _count_without_subquery):
-        event.listen(Session, "do_orm_execute", _count_without_subquery, insert=True)
-
-
-_register()

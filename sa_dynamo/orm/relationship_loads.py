@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import Column, Table, event
+from sqlalchemy import Column, Table
 from sqlalchemy.engine import Result
-from sqlalchemy.orm import Mapper, ORMExecuteState, RelationshipProperty, Session
+from sqlalchemy.orm import Mapper, ORMExecuteState, RelationshipProperty
 from sqlalchemy.sql import visitors
 from sqlalchemy.sql.elements import BindParameter
 
@@ -89,7 +89,7 @@ def _selectin_keys(state: ORMExecuteState) -> list[Any] | None:
     return parameters["primary_keys"]
 
 
-def _relationship_loads(state: ORMExecuteState) -> Result[Any] | None:
+def relationship_loads(state: ORMExecuteState) -> Result[Any] | None:
     """``do_orm_execute``: give a relationship load that will scan the fix for its warning; split
     a selectin load by a partition key into IN lists that DynamoDB accepts (SQLAlchemy sends up
     to 500 keys in one, DynamoDB reads at most 50 partitions in one Query)."""
@@ -111,13 +111,3 @@ def _relationship_loads(state: ORMExecuteState) -> Result[Any] | None:
         for start in range(0, len(keys), MAX_PARTITION_KEYS)
     )
     return first.merge(*others)
-
-
-def _register() -> None:
-    # After the discriminator listener (imported above), so that the loads it invokes carry
-    # their discriminator criteria.
-    if not event.contains(Session, "do_orm_execute", _relationship_loads):
-        event.listen(Session, "do_orm_execute", _relationship_loads)
-
-
-_register()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import weakref
 from typing import Any, NamedTuple
 
-from sqlalchemy import Table, event
+from sqlalchemy import Table
 from sqlalchemy.orm import Mapper
 
 from ..dialect.key_schema import key_schema
@@ -132,14 +132,12 @@ def _no_discriminator(table: str, one: Mapper, other: Mapper) -> KeySchemaMismat
     )
 
 
-@event.listens_for(Mapper, "mapper_configured")
-def _collect(mapper: Mapper, class_: type) -> None:
+def collect(mapper: Mapper, class_: type) -> None:
     _mappers.add(mapper)
     _pending.add(mapper)
 
 
-@event.listens_for(Mapper, "after_configured")
-def _validate_configured() -> None:
+def validate_configured() -> None:
     """Check the groups that newly configured mappers joined."""
     tables = {table.name for table in map(physical_table, list(_pending)) if table is not None}
     _pending.clear()

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Select, event
-from sqlalchemy.orm import ORMExecuteState, Session
+from sqlalchemy import Select
+from sqlalchemy.orm import ORMExecuteState
 from sqlalchemy.sql import elements, operators
 
 from ..sqlalchemy_private import order_by_clauses
@@ -38,7 +38,6 @@ def _is_ordered_subclass_load(statement: Any) -> bool:
     return len(ordered) == len(matched) and all(o.compare(m) for o, m in zip(ordered, matched, strict=True))
 
 
-@event.listens_for(Session, "do_orm_execute")
-def _drop_subclass_load_ordering(state: ORMExecuteState) -> None:
+def drop_subclass_load_ordering(state: ORMExecuteState) -> None:
     if _is_ordered_subclass_load(state.statement) and on_dynamodb(state, state.bind_mapper):
         state.statement = state.statement.order_by(None)

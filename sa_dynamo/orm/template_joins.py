@@ -18,14 +18,13 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from sqlalchemy import event, select
+from sqlalchemy import select
 from sqlalchemy.engine import Result
-from sqlalchemy.orm import ORMExecuteState, RelationshipProperty, Session
+from sqlalchemy.orm import ORMExecuteState, RelationshipProperty
 from sqlalchemy.sql.selectable import Join
 
 from ..dialect.key_schema import index_key_schema, key_schema
 from ..limits import MAX_PARTITION_KEYS
-from . import discriminator  # noqa: F401  (its listener must run first; see _register)
 from .item_collections import INFO_KEY as ITEM_COLLECTION
 from .key_templates import templates
 from .scope import on_dynamodb
@@ -113,18 +112,7 @@ def _load(state: ORMExecuteState, prop: RelationshipProperty) -> Result[Any]:
     return selectin_result(state, prop, parent_keys, lambda key: children.get(joined_values.get(key), ()))
 
 
-def _answer_selectin_loads(state: ORMExecuteState) -> Result[Any] | None:
+def answer_selectin_loads(state: ORMExecuteState) -> Result[Any] | None:
     """``do_orm_execute``: replace the JOIN of a selectin load with Queries."""
     prop = _joined_selectin_load(state)
     return None if prop is None else _load(state, prop)
-
-
-def _register() -> None:
-    # After the discriminator listener (imported above), so that the statement whose options are
-    # carried over already has its discriminator criteria. invoke_statement() runs only the
-    # listeners after this one, so the replacement gets its key conditions here.
-    if not event.contains(Session, "do_orm_execute", _answer_selectin_loads):
-        event.listen(Session, "do_orm_execute", _answer_selectin_loads)
-
-
-_register()

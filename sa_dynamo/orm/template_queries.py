@@ -13,9 +13,8 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from sqlalchemy import event
 from sqlalchemy.exc import CompileError
-from sqlalchemy.orm import Mapper, ORMExecuteState, Session
+from sqlalchemy.orm import Mapper, ORMExecuteState
 from sqlalchemy.sql import elements, operators
 
 from ..dialect.key_schema import KeySchema, index_key_schema, key_schema
@@ -272,8 +271,7 @@ def _on(condition: Any, name: str) -> bool:
     )
 
 
-@event.listens_for(Session, "do_orm_execute")
-def _add_key_conditions(state: ORMExecuteState) -> None:
+def add_key_conditions(state: ORMExecuteState) -> None:
     # Conditions on the query's own entity only: a relationship loader's criteria on an alias
     # (a JOIN) are not on the mapper's table and pin nothing. A lazy load's are, with its values
     # in the execution parameters: a relationship joined on template sources loads by Query.

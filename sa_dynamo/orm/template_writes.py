@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Engine, Table, event
+from sqlalchemy import Table
 from sqlalchemy.engine import Result
 from sqlalchemy.exc import InvalidRequestError
-from sqlalchemy.orm import Mapper, ORMExecuteState, Session
+from sqlalchemy.orm import Mapper, ORMExecuteState
 from sqlalchemy.sql import elements
 from sqlalchemy.sql.dml import Insert, Update, ValuesBase
 
@@ -156,8 +156,7 @@ def _refuse_stale_keys(table: Table, statement: Any, parameters: Any) -> None:
                     )
 
 
-@event.listens_for(Session, "do_orm_execute")
-def _session_writes(state: ORMExecuteState) -> Result[Any] | None:
+def session_writes(state: ORMExecuteState) -> Result[Any] | None:
     """``session.execute(update(Order)...)`` and the ORM's bulk INSERT/UPDATE: the derived keys
     join the statement (or each row) before the ORM runs it and synchronizes its objects."""
     if not (state.is_update or state.is_insert):
@@ -172,8 +171,7 @@ def _session_writes(state: ORMExecuteState) -> Result[Any] | None:
     return state.invoke_statement(statement=statement, params=rows)  # merged into each row
 
 
-@event.listens_for(Engine, "before_execute", retval=True)
-def _connection_writes(
+def connection_writes(
     conn: Any, statement: Any, multiparams: Any, params: Any, execution_options: Any
 ) -> tuple[Any, Any, Any]:
     """``connection.execute(update(Order)...)``; a Table's write is checked (the ORM's flush
