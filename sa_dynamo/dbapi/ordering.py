@@ -7,7 +7,9 @@ value descending, numbers before strings before binary values, strings by code p
 of their UTF-8 bytes). Rows that compare equal keep the order they came in.
 
 The interface is plain on purpose: rows are tuples, and an order is a list of (column index,
-descending) pairs, the first pair the most significant.
+descending, nulls first) triples, the first the most significant; "nulls first" is None for
+SQL's default place of NULL (first ascending, last descending), else where NULLS FIRST or
+NULLS LAST puts it.
 """
 
 from __future__ import annotations
@@ -18,15 +20,16 @@ from typing import Any
 
 from .errors import DataError
 
-Order = Sequence[tuple[int, bool]]  # (column index in the row, descending)
+Order = Sequence[tuple[int, bool, bool | None]]  # (column index in the row, descending, nulls first)
 
 _NUMBERS = (bool, int, float, Decimal)
 
 
-def sort_key(value: Any) -> tuple[int, Any]:
-    """The value's place in SQL's order: its class (NULL, number, string, binary), then itself."""
+def sort_key(value: Any, null: int = 0) -> tuple[int, Any]:
+    """The value's place in SQL's order: its class (NULL, number, string, binary), then itself;
+    ``null``: NULL's class, 0 (before every value) or 4 (after)."""
     if value is None:
-        return (0, 0)
+        return (null, 0)
     if isinstance(value, _NUMBERS):
         return (1, value)
     if isinstance(value, str):
@@ -42,6 +45,8 @@ def sort_key(value: Any) -> tuple[int, Any]:
 def sort_rows(rows: Iterable[tuple], order: Order) -> list[tuple]:
     """``rows`` sorted by ``order``; equal rows stay in the order they came."""
     result = list(rows)
-    for index, descending in reversed(order):  # a stable sort per column, least significant first
-        result.sort(key=lambda row: sort_key(row[index]), reverse=descending)
+    for index, descending, nulls_first in reversed(order):  # stable sorts, least significant first
+        # NULL's class ahead of the values in the sort's own direction, unless NULLS moves it
+        null = 0 if nulls_first is None or nulls_first is not descending else 4
+        result.sort(key=lambda row: sort_key(row[index], null), reverse=descending)
     return result

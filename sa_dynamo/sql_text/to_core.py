@@ -170,9 +170,14 @@ class Builder:
         return node.output_name if isinstance(node, (exp.Column, exp.Dot, exp.Bracket)) else None
 
     def _ordered(self, node: exp.Ordered) -> Any:
-        # NULLS FIRST/LAST is left out: DynamoDB orders by a sort key, which is never null.
         column, descending = self._value(node.this), node.args.get("desc")
-        return column if descending is None else column.desc() if descending else column.asc()
+        ordered = column if descending is None else column.desc() if descending else column.asc()
+        # sqlglot gives every term its place of NULL, SQL's default (first ascending) unless
+        # NULLS FIRST or LAST says otherwise: only a place that differs is written
+        nulls_first = node.args.get("nulls_first")
+        if nulls_first is None or nulls_first is not bool(descending):
+            return ordered
+        return ordered.nulls_first() if nulls_first else ordered.nulls_last()
 
     def _values(self, pairs: list[tuple[str, exp.Expression]]) -> dict[sa.Column, Any]:
         """Values written to attributes; NULL is a parameter holding None (attribute absent)."""

@@ -28,10 +28,14 @@ def _sqlite_order(rows: list[tuple], order_by: str) -> list[tuple]:
 @pytest.mark.parametrize(
     ("order", "order_by"),
     [
-        ([(1, False)], "a"),
-        ([(1, True)], "a DESC"),
-        ([(2, False), (1, True)], "b, a DESC"),
-        ([(2, True), (1, False)], "b DESC, a"),
+        ([(1, False, None)], "a"),
+        ([(1, True, None)], "a DESC"),
+        ([(2, False, None), (1, True, None)], "b, a DESC"),
+        ([(2, True, None), (1, False, None)], "b DESC, a"),
+        ([(1, False, False)], "a NULLS LAST"),
+        ([(1, True, True)], "a DESC NULLS FIRST"),
+        ([(1, False, True), (2, True, False)], "a NULLS FIRST, b DESC NULLS LAST"),
+        ([(2, True, True), (1, False, False)], "b DESC NULLS FIRST, a ASC NULLS LAST"),
     ],
 )
 def test_rows_sort_as_sqlite_sorts_them(order, order_by):
@@ -42,11 +46,11 @@ def test_rows_sort_as_sqlite_sorts_them(order, order_by):
 
 def test_equal_rows_keep_their_order_and_the_input_is_not_changed():
     rows = [(1, "x"), (0, "x"), (2, None)]
-    assert sort_rows(rows, [(1, True)]) == [(1, "x"), (0, "x"), (2, None)]
+    assert sort_rows(rows, [(1, True, None)]) == [(1, "x"), (0, "x"), (2, None)]
     assert sort_rows(rows, []) == rows
     assert rows == [(1, "x"), (0, "x"), (2, None)]
 
 
 def test_a_document_cannot_be_sorted():
     with pytest.raises(DataError, match="cannot sort by a dict value"):
-        sort_rows([({"a": 1},), ({"a": 2},)], [(0, False)])
+        sort_rows([({"a": 1},), ({"a": 2},)], [(0, False, None)])

@@ -247,7 +247,6 @@ def test_none_values_become_absent_attributes():
         (select(items).order_by(items.c.sk), "ORDER BY on a scan"),
         (select(hash_only).order_by(hash_only.c.v), "select keys with id.in_(keys)"),
         (select(items).where(items.c.pk == "A").order_by(func.lower(items.c.name)), "ORDER BY lower"),
-        (select(items).where(items.c.pk == "A").order_by(items.c.n.nulls_first()), "NULLS FIRST/LAST"),
         (select(literal_column("1")), "a SELECT without a table"),
         (
             items.update().where(items.c.pk == "a").values(n=1),
@@ -771,7 +770,7 @@ def test_a_full_key_list_compiles_to_a_single_item_select_per_key():
         2,
         True,
     )
-    assert compiled.dynamodb_client_order.order == ((2, True),)
+    assert compiled.dynamodb_client_order.order == ((2, True, None),)
     assert compiled.dynamodb_plan.operation == "BatchGetItem"
 
 
@@ -780,7 +779,7 @@ def test_an_order_dynamodb_cannot_serve_is_left_to_the_client():
     compiled = compiled.compile(dialect=dialect)
     assert str(compiled) == 'SELECT "sk", "n" FROM "items" WHERE "pk" = ?'  # no ORDER BY sent
     assert compiled.dynamodb_hidden_columns == 1  # n is read to sort by, not returned
-    assert compiled.dynamodb_client_order.order == ((1, True), (0, False))
+    assert compiled.dynamodb_client_order.order == ((1, True, None), (0, False, None))
     assert "dynamodb_client_sort=<max rows>" in compiled.dynamodb_client_order.opt_in
     bounded = select(hash_only.c.id).where(hash_only.c.id.in_(["a", "b"])).order_by(hash_only.c.v)
     assert bounded.compile(dialect=dialect).dynamodb_client_order.opt_in == ""

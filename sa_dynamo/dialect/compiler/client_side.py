@@ -62,40 +62,50 @@ class BatchGet:
 
 @dataclass(frozen=True)
 class ClientOrder:
-    """An ORDER BY the driver applies: (column index, descending) pairs over the projected
-    columns, and, for a Query, the refusal to raise unless dynamodb_client_sort is given."""
+    """An ORDER BY the driver applies: (column index, descending, nulls first) over the
+    projected columns (dbapi/ordering.py), and, for a Query, the refusal to raise unless
+    dynamodb_client_sort is given."""
 
-    order: tuple[tuple[int, bool], ...]
+    order: tuple[tuple[int, bool, bool | None], ...]
     opt_in: str
 
 
-def order_columns(select_order: tuple[Any, ...]) -> list[tuple[Any, bool]]:
-    """ORDER BY as (column, descending) pairs; anything but a plain attribute is refused."""
-    pairs = []
+NULLS_PLACES = {operators.nulls_first_op: True, operators.nulls_last_op: False}
+
+
+def order_columns(select_order: tuple[Any, ...]) -> list[tuple[Any, bool, bool | None]]:
+    """ORDER BY as (column, descending, nulls first) triples (None: SQL's default place of
+    NULL); anything but a plain attribute is refused."""
+    orders = []
     for clause in select_order:
-        element, descending = clause, False
-        if isinstance(clause, elements.UnaryExpression) and clause.modifier in (
+        element, descending, nulls_first = clause, False, None
+        if isinstance(element, elements.UnaryExpression) and element.modifier in NULLS_PLACES:
+            element, nulls_first = element.element, NULLS_PLACES[element.modifier]
+        if isinstance(element, elements.UnaryExpression) and element.modifier in (
             operators.asc_op,
             operators.desc_op,
         ):
-            element, descending = clause.element, clause.modifier is operators.desc_op
+            element, descending = element.element, element.modifier is operators.desc_op
         if not (isinstance(element, elements.ColumnClause) and not element.is_literal):
             refuse(
                 f"ORDER BY {element}",
-                "order by attributes, ascending or descending (NULLS FIRST/LAST and expressions are "
-                "not translated); sort the rows in Python",
+                "order by attributes, ascending or descending (expressions are not translated); sort "
+                "the rows in Python",
             )
-        pairs.append((element, descending))
-    return pairs
+        orders.append((element, descending, nulls_first))
+    return orders
 
 
-def served(keys: KeySchema, terms: list[Any], pairs: list[tuple[Any, bool]], batch: bool) -> bool:
-    """Whether DynamoDB sorts it: the partition key pinned by == and only its sort key ordered."""
+def served(
+    keys: KeySchema, terms: list[Any], orders: list[tuple[Any, bool, bool | None]], batch: bool
+) -> bool:
+    """Whether DynamoDB sorts it: the partition key pinned by == and only its sort key ordered
+    (which every item has: NULLS FIRST or LAST changes nothing)."""
     return (
         not batch
         and any(is_on(t, keys.hash_key, {operators.eq}) for t in terms)
         and keys.range_key is not None
-        and all(is_column(column, keys.range_key) for column, _ in pairs)
+        and all(is_column(column, keys.range_key) for column, _, _ in orders)
     )
 
 
@@ -172,7 +182,7 @@ class ClientSideCompiler:
         table_read: bool,
         terms: list[Any],
         key_list: bool,
-        pairs: list,
+        orders: list,
         columns: list,
         passed_over: str = "",
     ) -> list[str]:
@@ -180,13 +190,13 @@ class ClientSideCompiler:
         ordered attributes it lacks appended, read but not returned."""
         opt_in = client_ordering(keys, table_read, terms, key_list, passed_over)
         order = []
-        for column, descending in pairs:
+        for column, descending, nulls_first in orders:
             name = self.preparer.quote(column.name)
             position = projected_index(columns, name)
             if position is None:
                 columns, position = [*columns, name], len(columns)
                 self.dynamodb_hidden_columns += 1
-            order.append((position, descending))
+            order.append((position, descending, nulls_first))
         self.dynamodb_client_order = ClientOrder(tuple(order), opt_in)
         return columns
 

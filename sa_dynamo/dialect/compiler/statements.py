@@ -26,7 +26,7 @@ from ..attribute_bag import is_bag
 from ..key_schema import key_schema
 from ..types import JSONElementAs
 from .access_path import access_path
-from .client_side import BatchGet, ClientOrder, ClientSideCompiler, order_columns, served
+from .client_side import NULLS_PLACES, BatchGet, ClientOrder, ClientSideCompiler, order_columns, served
 from .expressions import COUNT_ROWS, refuse
 from .normal_form import is_json_element, key_tuple_in, table_of, terms_of
 from .predicate import predicate_of
@@ -169,12 +169,12 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
         key_list = index is None and any(key_tuple_in(t, keys.columns) for t in terms)
         order_by = ""
         if order_by_clauses(select):
-            pairs = order_columns(order_by_clauses(select))
-            if served(keys, terms, pairs, key_list):
+            orders = order_columns(order_by_clauses(select))
+            if served(keys, terms, orders, key_list):
                 order_by = self._order_by(order_by_clauses(select))
             else:
                 inner_columns = self._client_order(
-                    keys, index is None, terms, key_list, pairs, inner_columns, reason
+                    keys, index is None, terms, key_list, orders, inner_columns, reason
                 )
         self._ordered = bool(order_by)
         if order_by.endswith(" DESC") and "*" not in inner_columns:
@@ -238,6 +238,8 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
         """ORDER BY the sort key, which DynamoDB serves (client_side.served), as written."""
         rendered = []
         for clause in clauses:
+            if getattr(clause, "modifier", None) in NULLS_PLACES:  # a sort key has no NULL to place
+                clause = clause.element
             modifier = getattr(clause, "modifier", None)
             if modifier in (operators.asc_op, operators.desc_op):
                 clause = clause.element
