@@ -7,6 +7,8 @@ SQLAlchemy.
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 from sqlalchemy import exc as sa_exc
 
 
@@ -41,3 +43,13 @@ class LocalError(RuntimeError):
 class TranslationError(sa_exc.DontWrapMixin, sa_exc.CompileError):
     """SQL text (text(), exec_driver_sql, pandas) that DynamoDB PartiQL cannot express; raised with
     the compiler's own words when the compiler refused the statement the text became."""
+
+
+def cannot_express(what: str, instead: str) -> str:
+    """The words of every refusal: the construct DynamoDB PartiQL lacks, and what to do instead."""
+    return f"DynamoDB PartiQL cannot express {what}: {instead}"
+
+
+def refuse(what: str, instead: str, error: type[sa_exc.CompileError] = sa_exc.CompileError) -> NoReturn:
+    """Refuse a construct before anything is sent (see cannot_express)."""
+    raise error(cannot_express(what, instead))

@@ -80,7 +80,7 @@ def _step_values(path: str) -> list[Step]:
     return steps
 
 
-def _result_key(path: str) -> str:
+def result_key(path: str) -> str:
     """DynamoDB names a projected path by its last step: ``doc.a.b`` -> ``b``, ``l[0]`` -> ``l[0]``."""
     names: list[str] = []
     for step in _step_values(path):
@@ -143,7 +143,7 @@ def covering(statement: str) -> tuple[str, list[tuple[Step, ...]]] | None:
     paths = [_steps(part) for part in parts]
     if any(path is None for path in paths):
         return None
-    keys = [_result_key(part) for part in parts]
+    keys = [result_key(part) for part in parts]
     overlap = any(p[: len(q)] == q for i, p in enumerate(paths) for j, q in enumerate(paths) if i != j)
     if not overlap and len(set(keys)) == len(keys):
         return None
@@ -155,7 +155,7 @@ def covering(statement: str) -> tuple[str, list[tuple[Step, ...]]] | None:
 def projection(statement: str) -> list[str] | None:
     """Result keys of a SELECT in projection order, or None for ``SELECT *``."""
     split = _select_list(statement)
-    return None if split is None else [_result_key(part) for part in split[1]]
+    return None if split is None else [result_key(part) for part in split[1]]
 
 
 _SOURCE = re.compile(rf"\s*({_NAME_SYNTAX})(?:\s*\.\s*({_NAME_SYNTAX}))?")

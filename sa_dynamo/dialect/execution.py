@@ -10,14 +10,14 @@ from functools import cached_property
 from typing import Any
 
 from sqlalchemy.engine import default
-from sqlalchemy.exc import ArgumentError, CompileError
+from sqlalchemy.exc import ArgumentError
 from sqlalchemy.sql.elements import TextClause
 from sqlalchemy.sql.selectable import TextualSelect
 
 from .. import caller
 from ..dbapi.errors import shown
 from ..dbapi.paging import Discriminator
-from ..exc import ScanNotAllowed, ScanWarning
+from ..exc import ScanNotAllowed, ScanWarning, refuse
 from ..limits import MAX_PARTITION_KEYS
 from ..plan import EXPLAINED, Plan, scan_message
 from ..sqlalchemy_private import expanded_parameters, text_bindparams, unit_of_work_flush
@@ -200,11 +200,10 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         for name, escape in compiled.dynamodb_like_patterns.items():
             pattern = values.get(name)
             if isinstance(pattern, str) and like_prefix(pattern, escape) is None:
-                raise CompileError(
-                    f"DynamoDB PartiQL cannot express LIKE {shown(pattern, self.dialect.hide_parameters)}: "
-                    "DynamoDB matches a prefix only; "
-                    "write LIKE 'prefix%' (one % at the end), use contains() for a substring, or filter "
-                    "the rows in Python"
+                refuse(
+                    f"LIKE {shown(pattern, self.dialect.hide_parameters)}",
+                    "DynamoDB matches a prefix only; write LIKE 'prefix%' (one % at the end), use "
+                    "contains() for a substring, or filter the rows in Python",
                 )
         for name, attribute in compiled.dynamodb_key_parameters.items():
             # an IN list has been expanded into one parameter per value by now
@@ -212,18 +211,17 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             if name in compiled.dynamodb_like_patterns:  # LIKE 'prefix%' compares the prefix
                 candidates = [like_prefix(v, compiled.dynamodb_like_patterns[name]) for v in candidates]
             if any(v in ("", b"") for v in candidates):
-                raise CompileError(
-                    f"DynamoDB PartiQL cannot express a comparison of key attribute {attribute!r} with an "
-                    "empty value: no key is empty, so leave the condition out or skip the query"
+                refuse(
+                    f"a comparison of key attribute {attribute!r} with an empty value",
+                    "no key is empty, so leave the condition out or skip the query",
                 )
         for name, method in compiled.dynamodb_like_parameters.items():
             value = values.get(name)
             if isinstance(value, str) and ("%" in value or "_" in value):
-                raise CompileError(
-                    f"DynamoDB PartiQL cannot express {method}({shown(value, self.dialect.hide_parameters)}) "
-                    "as SQL means it: SQL's LIKE reads "
-                    "% and _ in the value as wildcards, DynamoDB matches them literally; pass "
-                    f"autoescape=True to {method}() to match them literally"
+                refuse(
+                    f"{method}({shown(value, self.dialect.hide_parameters)}) as SQL means it",
+                    "SQL's LIKE reads % and _ in the value as wildcards, DynamoDB matches them "
+                    f"literally; pass autoescape=True to {method}() to match them literally",
                 )
         self.dynamodb_no_rows = compiled.dynamodb_always_empty or self._compares_with_none(compiled)
         if compiled.dynamodb_key_between is not None:
@@ -242,10 +240,11 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                 never = never_true(compiled.binds[name], [values.get(n) for n in expanded.get(name, [name])])
                 if never is not None and (not top_level or self.executemany):
                     where = "in an executemany" if top_level else "below an OR"
-                    raise CompileError(
-                        f"DynamoDB PartiQL cannot express {never} {where}: SQL's test is never true "
-                        "(NULL is no value to compare with), PartiQL's is true for some items; leave "
-                        "None out" + (" of the rows" if top_level else ", or the test out of the condition")
+                    refuse(
+                        f"{never} {where}",
+                        "SQL's test is never true (NULL is no value to compare with), PartiQL's is true "
+                        "for some items; leave None out"
+                        + (" of the rows" if top_level else ", or the test out of the condition"),
                     )
                 empty = empty or never is not None
         return empty

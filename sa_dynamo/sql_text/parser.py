@@ -9,7 +9,7 @@ from sqlglot import exp, parser, tokens
 from sqlglot.errors import ParseError, SqlglotError
 from sqlglot.tokens import TokenType
 
-from ..exc import TranslationError
+from ..exc import TranslationError, cannot_express
 from ..limits import FUNCTIONS
 
 _ANSI = re.compile("\x1b\\[[0-9;]*m")
@@ -63,9 +63,7 @@ class _Parser(parser.Parser):
 def parse(sql: str) -> exp.Expression:
     """The one statement in ``sql``; a TranslationError for text that is not one statement."""
     if "\x00" in sql:
-        raise TranslationError(
-            "DynamoDB PartiQL cannot express a NUL character in SQL text: pass the value as a parameter"
-        )
+        raise TranslationError(cannot_express("a NUL character in SQL text", "pass the value as a parameter"))
     try:
         raw = tokens.Tokenizer().tokenize(sql)
         statements = [s for s in _Parser().parse(raw, sql) if s is not None]
@@ -75,7 +73,7 @@ def parse(sql: str) -> exp.Expression:
         raise TranslationError(f"cannot parse the SQL text: {_ANSI.sub('', str(error))}") from None
     if len(statements) != 1:
         what = "more than one statement" if statements else "an empty statement"
-        raise TranslationError(f"DynamoDB PartiQL cannot express {what}: execute one statement at a time")
+        raise TranslationError(cannot_express(what, "execute one statement at a time"))
     return statements[0]
 
 

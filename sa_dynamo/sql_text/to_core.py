@@ -13,19 +13,22 @@ import itertools
 import operator
 from collections.abc import Callable, Mapping
 from functools import reduce
-from typing import Any
+from typing import Any, NoReturn
 
 import sqlalchemy as sa
 from sqlalchemy.types import NullType
 from sqlglot import exp
 
+from .. import exc
 from ..constructs import use_index
+from ..dbapi.statement import result_key
 from ..dialect.operators import OPERATORS
 from ..exc import TranslationError
 
 
-def refuse(what: str, instead: str) -> Any:
-    raise TranslationError(f"DynamoDB PartiQL cannot express {what}: {instead}")
+def refuse(what: str, instead: str) -> NoReturn:
+    """The compiler's refusal (exc.refuse), raised as the translation's."""
+    exc.refuse(what, instead, TranslationError)
 
 
 def _not_a_value(_: Any, node: exp.Expression) -> Any:
@@ -164,10 +167,9 @@ class Builder:
         return value.label(name)
 
     def _result_name(self, node: exp.Expression) -> str | None:
-        """The key DynamoDB gives a selected path: its last step (partiql-reference.md §4)."""
-        if isinstance(node, exp.Bracket) and node.expressions[0].is_number:
-            return f"{self._result_name(node.this)}[{node.expressions[0].this}]"
-        return node.output_name if isinstance(node, (exp.Column, exp.Dot, exp.Bracket)) else None
+        """The key DynamoDB gives a selected path (partiql-reference.md §4), as the driver names
+        it (dbapi/statement.py)."""
+        return result_key(node.sql()) if isinstance(node, (exp.Column, exp.Dot, exp.Bracket)) else None
 
     def _ordered(self, node: exp.Ordered) -> Any:
         column, descending = self._value(node.this), node.args.get("desc")

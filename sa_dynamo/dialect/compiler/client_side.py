@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy.sql import elements, operators
 
+from ...exc import cannot_express
 from ...plan import Plan
 from ..key_schema import KeySchema
 from .access_path import attribute_names
@@ -143,10 +144,11 @@ def client_ordering(
             f"DynamoDB sorts only within a partition; {exact} (sorted on the client){partitions}, "
             "or read the rows with dynamodb_scan='allow' and sort them in Python",
         )
-    return (
-        "DynamoDB PartiQL cannot express this ORDER BY: DynamoDB sorts one partition (pinned by ==) by "
-        f"its sort key{f' {sort_key}' if sort_key else ''} only; pass the execution option "
-        f"{CLIENT_SORT}=<max rows> to sort up to that many rows on the client, or {exact}"
+    return cannot_express(
+        "this ORDER BY",
+        f"DynamoDB sorts one partition (pinned by ==) by its sort key{f' {sort_key}' if sort_key else ''} "
+        f"only; pass the execution option {CLIENT_SORT}=<max rows> to sort up to that many rows on the "
+        f"client, or {exact}",
     )
 
 

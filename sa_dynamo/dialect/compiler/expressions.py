@@ -3,17 +3,10 @@ expressions PartiQL lacks (CAST, CASE, window functions). The base of the compil
 
 from __future__ import annotations
 
-from typing import NoReturn
-
-from sqlalchemy import exc
 from sqlalchemy.sql import compiler, elements, sqltypes
 
+from ...exc import refuse
 from ...limits import FUNCTIONS
-
-
-def refuse(what: str, instead: str) -> NoReturn:
-    raise exc.CompileError(f"DynamoDB PartiQL cannot express {what}: {instead}")
-
 
 COUNT_ROWS = "\x00count\x00"
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import Boolean, TypeDecorator, and_, false, func, or_, true
-from sqlalchemy.exc import CompileError
 from sqlalchemy.sql import elements, functions, operators
 from sqlalchemy.sql.selectable import Alias, Subquery
 
+from ...exc import refuse
 from ..operators import COMPARISONS
 
 NEGATED_FUNCTIONS = {"attribute_exists": "attribute_not_exists", "attribute_not_exists": "attribute_exists"}
@@ -102,9 +102,7 @@ def negated(clause: Any, present: frozenset[str] = frozenset()) -> Any:
         return getattr(func, NEGATED_FUNCTIONS[clause.name.lower()])(*clause.clauses)
     if isinstance(clause, (elements.True_, elements.False_)):
         return ~clause
-    raise CompileError(
-        f"DynamoDB PartiQL cannot express NOT of {type(clause).__name__}: write the opposite condition directly"
-    )
+    refuse(f"NOT of {type(clause).__name__}", "write the opposite condition directly")
 
 
 def table_of(from_: Any) -> Any:
