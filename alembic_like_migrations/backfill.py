@@ -37,8 +37,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.sql import Executable
 
-from sa_dynamo.dbapi.connection import MAX_TRANSACTION_ACTIONS
 from sa_dynamo.dbapi.errors import translate
+from sa_dynamo.dbapi.limits import MAX_TRANSACTION_ACTIONS
 from sa_dynamo.dbapi.values import deserialize, serialize
 from sa_dynamo.orm.key_templates import KeyTemplate
 

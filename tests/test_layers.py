@@ -27,7 +27,6 @@ UPWARD = [
     ("sa_dynamo.orm.", "sa_dynamo.cli"),
     ("sa_dynamo.plan", "sa_dynamo.dialect."),
     ("sa_dynamo.plan", "sa_dynamo.orm."),
-    ("sa_dynamo.limits", "sa_dynamo."),
     ("sa_dynamo.exc", "sa_dynamo."),
     ("sa_dynamo.sqlalchemy_private", "sa_dynamo."),
 ]

@@ -29,6 +29,7 @@ from .errors import (
     missing_table,
     report_partial,
 )
+from .limits import BATCH_SIZE, MAX_GET_KEYS
 from .transport import Transport
 from .values import deserialize_item
 from .writes import Write
@@ -38,8 +39,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("sa_dynamo.dbapi")
 
-BATCH_SIZE = 25
-MAX_GET_KEYS = 100  # BatchGetItem reads at most 100 keys per call
 _RETRYABLE_BATCH_CODES = frozenset(
     {"ProvisionedThroughputExceeded", "ThrottlingError", "RequestLimitExceeded", "InternalServerError"}
 )

@@ -18,12 +18,11 @@ from . import writes
 from .buffer import Buffer, Pending
 from .cursor import Cursor
 from .errors import Error, InterfaceError, ProgrammingError, report_partial
+from .limits import MAX_TRANSACTION_ACTIONS
 from .tables import Tables
 from .transport import Transport
 
 log = logging.getLogger("sa_dynamo.dbapi")
-
-MAX_TRANSACTION_ACTIONS = 100
 
 
 class Connection:

@@ -7,8 +7,6 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-MAX_STATEMENT_BYTES = 8192
-
 _RETURNING_OLD = re.compile(r"\s+RETURNING\s+ALL\s+OLD\s+\*\s*;?\s*$", re.IGNORECASE)
 _RETURNING = re.compile(r"\bRETURNING\s+(ALL|MODIFIED)\s+(OLD|NEW)\s+\*\s*;?\s*$", re.IGNORECASE)
 

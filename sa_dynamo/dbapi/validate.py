@@ -16,24 +16,22 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import TYPE_CHECKING, Any
 
-from . import statement as stmt
 from .errors import DataError, ProgrammingError, shown
+from .limits import (
+    EXPONENTS,
+    MAX_DIGITS,
+    MAX_ITEM_BYTES,
+    MAX_KEY_BYTES,
+    MAX_LEVELS,
+    MAX_STATEMENT_BYTES,
+    NAME_CHARACTERS,
+    NAME_LENGTHS,
+    UNNAMEABLE_PREFIXES,
+)
 
 if TYPE_CHECKING:
     from .writes import Write
 
-MAX_ITEM_BYTES = 400 * 1024
-# DynamoDB stores 32 levels, the attribute counting as the first: 31 maps and lists inside each
-# other in one value (PartiQL's INSERT takes a 32nd, but the item then refuses every UPDATE).
-MAX_LEVELS = 32
-MAX_NESTING = MAX_LEVELS - 1
-MAX_KEY_BYTES = {"HASH": 2048, "RANGE": 1024}
-MAX_DIGITS = 38
-EXPONENTS = range(-130, 126)  # 1E-130 .. 9.9E+125, by the exponent of the first digit
-UNNAMEABLE_PREFIXES = (":", "#")
-# Table and index names: 3 to 255 of these characters (DynamoDB's refusal names neither).
-NAME_LENGTHS = range(3, 256)
-NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
 
 KIND_NAMES = {
     "S": "a string",
@@ -124,12 +122,12 @@ def check_name(kind: str, name: str) -> None:
 
 def check_statement_size(operation: str) -> None:
     """Refuse a statement text over DynamoDB's 8 KB limit."""
-    if len(operation) * 4 <= stmt.MAX_STATEMENT_BYTES:
+    if len(operation) * 4 <= MAX_STATEMENT_BYTES:
         return  # no character takes more than 4 bytes in UTF-8
     size = len(operation.encode("utf-8"))
-    if size > stmt.MAX_STATEMENT_BYTES:
+    if size > MAX_STATEMENT_BYTES:
         raise ProgrammingError(
-            f"statement is {size} bytes; DynamoDB accepts at most {stmt.MAX_STATEMENT_BYTES}: "
+            f"statement is {size} bytes; DynamoDB accepts at most {MAX_STATEMENT_BYTES}: "
             "split the work into smaller statements (fewer IN values or conditions)"
         )
 

@@ -19,7 +19,8 @@ from typing import Any
 from boto3.dynamodb.types import DYNAMODB_CONTEXT, Binary, TypeDeserializer
 
 from .errors import DataError
-from .validate import MAX_NESTING, check_number, nesting_error, number_text
+from .limits import MAX_NESTING
+from .validate import check_number, nesting_error, number_text
 
 _deserializer = TypeDeserializer()
 _NUMBERS = DYNAMODB_CONTEXT  # what TypeDeserializer reads NS elements with

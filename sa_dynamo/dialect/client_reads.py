@@ -9,8 +9,8 @@ from typing import Any
 
 from sqlalchemy.exc import ArgumentError, CompileError
 
-from ..dbapi.batch import BATCH_SIZE
 from ..dbapi.client_reads import ClientRead
+from ..dbapi.limits import BATCH_SIZE
 from ..plan import Plan
 from ..sqlalchemy_private import expanded_parameters
 from .compiler.client_side import CLIENT_SORT, BatchGet

@@ -16,9 +16,9 @@ from sqlalchemy.sql.selectable import TextualSelect
 
 from .. import caller
 from ..dbapi.errors import shown
+from ..dbapi.limits import MAX_PARTITION_KEYS
 from ..dbapi.paging import Discriminator
 from ..exc import ScanNotAllowed, ScanWarning, refuse
-from ..limits import MAX_PARTITION_KEYS
 from ..plan import EXPLAINED, Plan, scan_message
 from ..sqlalchemy_private import expanded_parameters, text_bindparams, unit_of_work_flush
 from .client_reads import batch_note, client_read

@@ -19,8 +19,7 @@ from sqlalchemy.exc import ArgumentError
 from sqlalchemy.sql import operators
 
 from ..dbapi.errors import shown
-
-_MAX_INTEGER_DIGITS = 126  # DynamoDB numbers are below 1E+126
+from ..dbapi.limits import EXPONENTS
 
 # DynamoDB attribute types a key attribute can have, by SQLAlchemy type affinity (Enum is a
 # String, Float a Numeric; Boolean, JSON and the set types have no entry).
@@ -100,7 +99,7 @@ class DynamoNumeric(sqltypes.Numeric):
             exponent = Decimal(1).scaleb(-scale)
             # Room for DynamoDB's largest number (126 integer digits) at this scale: the default
             # context's 28 digits would make quantize() fail on a 38-digit value.
-            context = Context(prec=_MAX_INTEGER_DIGITS + scale)
+            context = Context(prec=EXPONENTS.stop + scale)  # every DynamoDB number is below 1E+126
 
             def pad(value):
                 if value is None or value.as_tuple().exponent <= -scale:

@@ -19,8 +19,8 @@ from sqlalchemy import select
 from sqlalchemy.engine import Result
 from sqlalchemy.orm import ORMExecuteState, RelationshipProperty, declared_attr, relationship
 
+from ..dbapi.limits import MAX_PARTITION_KEYS
 from ..dialect.key_schema import key_schema
-from ..limits import MAX_PARTITION_KEYS
 from .scope import on_dynamodb
 from .selectin_results import replacement_query, selectin_result
 

@@ -19,9 +19,9 @@ from sqlalchemy.orm import Mapper, ORMExecuteState, RelationshipProperty
 from sqlalchemy.sql import visitors
 from sqlalchemy.sql.elements import BindParameter
 
+from ..dbapi.limits import MAX_PARTITION_KEYS
 from ..dialect.key_schema import index_key_schema, key_schema
 from ..dialect.options import SCAN_FIX
-from ..limits import MAX_PARTITION_KEYS
 from . import discriminator  # noqa: F401  (its listener must run first; see _register)
 from .item_collections import INFO_KEY as ITEM_COLLECTION
 from .scope import on_dynamodb

@@ -23,8 +23,8 @@ from sqlalchemy.engine import Result
 from sqlalchemy.orm import ORMExecuteState, RelationshipProperty
 from sqlalchemy.sql.selectable import Join
 
+from ..dbapi.limits import MAX_PARTITION_KEYS
 from ..dialect.key_schema import index_key_schema, key_schema
-from ..limits import MAX_PARTITION_KEYS
 from .item_collections import INFO_KEY as ITEM_COLLECTION
 from .key_templates import templates
 from .scope import on_dynamodb

@@ -9,8 +9,8 @@ from sqlglot import exp, parser, tokens
 from sqlglot.errors import ParseError, SqlglotError
 from sqlglot.tokens import TokenType
 
+from ..dbapi.limits import FUNCTIONS
 from ..exc import TranslationError, cannot_express
-from ..limits import FUNCTIONS
 
 _ANSI = re.compile("\x1b\\[[0-9;]*m")
 _MISSING = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*?(\w+)'>")

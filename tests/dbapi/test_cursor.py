@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from sa_dynamo import dbapi
-from sa_dynamo.dbapi.batch import BATCH_SIZE
+from sa_dynamo.dbapi.limits import BATCH_SIZE
 
 from .support import Table, fetch_dicts
 

@@ -12,7 +12,7 @@ from botocore.exceptions import ClientError
 
 from sa_dynamo import dbapi
 from sa_dynamo.dbapi import errors
-from sa_dynamo.dbapi.statement import MAX_STATEMENT_BYTES
+from sa_dynamo.dbapi.limits import MAX_STATEMENT_BYTES
 
 from .support import Table
 

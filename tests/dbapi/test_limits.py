@@ -10,7 +10,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from sa_dynamo import dbapi
-from sa_dynamo.dbapi.validate import MAX_ITEM_BYTES, attribute_size
+from sa_dynamo.dbapi.limits import MAX_ITEM_BYTES
+from sa_dynamo.dbapi.validate import attribute_size
 from sa_dynamo.dbapi.values import serialize
 
 from .support import Table, quote

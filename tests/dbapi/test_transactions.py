@@ -10,7 +10,7 @@ import pytest
 from support.aio import client_for, close_client
 
 from sa_dynamo import dbapi
-from sa_dynamo.dbapi.connection import MAX_TRANSACTION_ACTIONS
+from sa_dynamo.dbapi.limits import MAX_TRANSACTION_ACTIONS
 
 from .support import Table
 

@@ -14,7 +14,7 @@ from sqlalchemy import inspect, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, selectinload
 
 import sa_dynamo
-from sa_dynamo.limits import MAX_PARTITION_KEYS
+from sa_dynamo.dbapi.limits import MAX_PARTITION_KEYS
 
 
 def make_shop(table: str) -> SimpleNamespace:

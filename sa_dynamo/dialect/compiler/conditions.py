@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import String, false, true
 from sqlalchemy.sql import elements, functions, operators, sqltypes
 
-from ...limits import MAX_IN_OPERANDS, MAX_PARTITION_KEYS
+from ...dbapi.limits import MAX_IN_OPERANDS, MAX_PARTITION_KEYS
 from ...sqlalchemy_private import retyped
 from ..operators import NULL_NEVER_TRUE, OPERATORS, ORDERINGS, STRING_TESTS, words
 from ..types import BinarySet, NumberSet, StringSet

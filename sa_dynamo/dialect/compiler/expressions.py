@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from sqlalchemy.sql import compiler, elements, sqltypes
 
+from ...dbapi.limits import FUNCTIONS
 from ...exc import refuse
-from ...limits import FUNCTIONS
 
 COUNT_ROWS = "\x00count\x00"
 

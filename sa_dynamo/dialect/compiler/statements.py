@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy.sql import elements, operators, sqltypes
 from sqlalchemy.sql.schema import Table
 
-from ...limits import MAX_OPERATORS
+from ...dbapi.limits import MAX_OPERATORS
 from ...plan import Plan
 from ...sqlalchemy_private import (
     alternate_names,

@@ -14,7 +14,7 @@ from sqlalchemy.sql import elements, operators
 from sqlalchemy.sql.schema import Table
 from sqlalchemy.sql.selectable import Join
 
-from ...limits import MAX_PARTITION_KEYS
+from ...dbapi.limits import MAX_PARTITION_KEYS
 from ..key_schema import KeySchema
 from ..operators import HASH_KEY, NULL_NEVER_TRUE, RANGE_KEY
 from .conditions import ConditionCompiler, compared_parameters
