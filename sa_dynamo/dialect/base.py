@@ -176,14 +176,14 @@ class DynamoDBDialect(default.DefaultDialect):
 
     def do_execute(self, cursor: Any, statement: str, parameters: Any, context: Any = None) -> None:
         if context is not None and context.isddl:
-            if context.dynamodb_request is not None:
+            if context.control_plane_request is not None:
                 self._sql_text.forget()  # key schemas and indexes may change
-                control_plane.run(cursor.connection.transport, *context.dynamodb_request)
+                control_plane.run(cursor.connection.transport, *context.control_plane_request)
             return
         if context is not None and context.execution_options.get(EXPLAIN) is not None:
             cursor.describe(statement)  # explain(): nothing sent
             return
-        if context is not None and context.dynamodb_no_rows:
+        if context is not None and context.matches_nothing:
             cursor.matched_nothing(statement)  # an answer known without asking: nothing sent
             return
         sending.execute(cursor, statement, parameters, context)
@@ -191,7 +191,7 @@ class DynamoDBDialect(default.DefaultDialect):
     def do_executemany(self, cursor: Any, statement: str, parameters: Any, context: Any = None) -> None:
         if context is not None and context.execution_options.get(EXPLAIN) is not None:
             return
-        if context is not None and context.dynamodb_no_rows:  # the WHERE matches nothing, for every row
+        if context is not None and context.matches_nothing:  # the WHERE matches nothing, for every row
             cursor.matched_nothing(statement)
             return
         sending.executemany(cursor, statement, parameters, context)

@@ -30,10 +30,10 @@ def _rows_held(options: Any) -> int | None:
 def client_read(context: Any, compiled: Any, batch: BatchGet | None) -> ClientRead | None:
     """How the cursor finishes this execution on the client, or None when DynamoDB's rows are
     the result as they come. A Query sorted here needs dynamodb_client_sort (its cap)."""
-    order = compiled.dynamodb_client_order
+    order = compiled.record.client_order
     if batch is None and order is None:
         return None
-    options = context.dynamodb_options
+    options = context.options_in_force
     most = _rows_held(options)
     capped = batch is None and bool(order.opt_in)
     if capped and most is None:
@@ -54,7 +54,7 @@ def client_read(context: Any, compiled: Any, batch: BatchGet | None) -> ClientRe
         keep=keep,
         order=order.order if order is not None else (),
         most=most if capped else None,
-        hidden=compiled.dynamodb_hidden_columns + (batch.hidden if batch is not None else 0),
+        hidden=compiled.record.hidden_columns + (batch.hidden if batch is not None else 0),
     )
 
 

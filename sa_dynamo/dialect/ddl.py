@@ -195,15 +195,15 @@ def render_call(operation: str, request: dict[str, Any]) -> str:
 
 
 class DynamoDBDDLCompiler(compiler.DDLCompiler):
-    """Builds the control-plane request for a DDL construct; ``dynamodb_request`` is (method, kwargs).
+    """Builds the control-plane request for a DDL construct; ``control_plane_request`` is (method, kwargs).
 
     The rendering shows each call control_plane.py makes for it, one per line.
     """
 
-    dynamodb_request: tuple[str, dict[str, Any]] | None = None
+    control_plane_request: tuple[str, dict[str, Any]] | None = None
 
     def _call(self, method: str, request: dict[str, Any], *calls: tuple[str, dict[str, Any]]) -> str:
-        self.dynamodb_request = (method, request)
+        self.control_plane_request = (method, request)
         return "\n".join(render_call(operation, sent) for operation, sent in calls)
 
     def visit_create_table(self, create, **kw):

@@ -74,9 +74,9 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
     """Applies per-execution facts the compiled PartiQL cannot carry: None -> absent attribute,
     the row limit, page size and consistent reads."""
 
-    dynamodb_request: tuple[str, dict[str, Any]] | None = None
-    dynamodb_groups: list[tuple[str, list]] | None = None
-    dynamodb_no_rows = False
+    control_plane_request: tuple[str, dict[str, Any]] | None = None
+    row_groups: list[tuple[str, list]] | None = None
+    matches_nothing = False
 
     @classmethod
     def _init_compiled(
@@ -149,11 +149,11 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         if self.isddl:
             self._pre_exec_ddl(compiled)
             return
-        template = compiled.dynamodb_template
+        template = compiled.record.template
         if template is not None and expanded_parameters(self):
             template = template.finalized(self.statement)  # its WHERE with the IN lists expanded
         self._apply_template(template)
-        if compiled.dynamodb_not_in_chain:
+        if compiled.record.not_in_chain:
             self.statement = not_in_as_chain(self.statement)
         self._check_key_values(compiled)
         batch = self._batch_read(compiled)
@@ -161,15 +161,15 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         self.cursor.client_read = client_read(self, compiled, batch)
         if self.cursor.client_read is not None:
             self.cursor.hidden_columns = 0  # the client read drops them after sorting
-        plan = compiled.dynamodb_plan if batch is None else batch.plan
+        plan = compiled.record.plan if batch is None else batch.plan
         if plan is not None:
             finished = batch_note(self._finished_plan(compiled, plan), batch, len(self.parameters[0]))
-            self._guard(finished.nothing_sent() if self.dynamodb_no_rows else finished)
+            self._guard(finished.nothing_sent() if self.matches_nothing else finished)
 
     def _batch_read(self, compiled: Any) -> BatchGet | None:
         """A key list read as a batch of single-item SELECTs (always for tuple_(...).in_(), for
         a partition-key IN beyond 50 keys): the statement and its parameters, the keys, set."""
-        batch = compiled.dynamodb_batch_get
+        batch = compiled.record.batch_get
         if batch is None:
             return None
         values = len(expanded_parameters(self).get(batch.keys, ()))
@@ -184,11 +184,11 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         the same for every execution of the same text, so the compiled statement keeps it."""
         if expanded_parameters(self):
             return plan.finished(self.statement, self._rendered_at_execution)
-        kept = compiled.dynamodb_finished_plan
+        kept = compiled.record.finished_plan
         if kept is not None and kept[0] is plan and kept[1] == self.statement:
             return kept[2]
         finished = plan.finished(self.statement, self._rendered_at_execution)
-        compiled.dynamodb_finished_plan = (plan, self.statement, finished)
+        compiled.record.finished_plan = (plan, self.statement, finished)
         return finished
 
     def _check_key_values(self, compiled: Any) -> None:
@@ -197,7 +197,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         value (refused: begins_with has none), a sort-key BETWEEN whose bounds are reversed (no
         rows, as SQL says, without asking DynamoDB)."""
         values = self.compiled_parameters[0] if self.compiled_parameters else {}
-        for name, escape in compiled.dynamodb_like_patterns.items():
+        for name, escape in compiled.record.like_patterns.items():
             pattern = values.get(name)
             if isinstance(pattern, str) and like_prefix(pattern, escape) is None:
                 refuse(
@@ -205,17 +205,17 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                     "DynamoDB matches a prefix only; write LIKE 'prefix%' (one % at the end), use "
                     "contains() for a substring, or filter the rows in Python",
                 )
-        for name, attribute in compiled.dynamodb_key_parameters.items():
+        for name, attribute in compiled.record.key_parameters.items():
             # an IN list has been expanded into one parameter per value by now
             candidates = [values.get(n) for n in expanded_parameters(self).get(name, [name])]
-            if name in compiled.dynamodb_like_patterns:  # LIKE 'prefix%' compares the prefix
-                candidates = [like_prefix(v, compiled.dynamodb_like_patterns[name]) for v in candidates]
+            if name in compiled.record.like_patterns:  # LIKE 'prefix%' compares the prefix
+                candidates = [like_prefix(v, compiled.record.like_patterns[name]) for v in candidates]
             if any(v in ("", b"") for v in candidates):
                 refuse(
                     f"a comparison of key attribute {attribute!r} with an empty value",
                     "no key is empty, so leave the condition out or skip the query",
                 )
-        for name, method in compiled.dynamodb_like_parameters.items():
+        for name, method in compiled.record.like_parameters.items():
             value = values.get(name)
             if isinstance(value, str) and ("%" in value or "_" in value):
                 refuse(
@@ -223,10 +223,10 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                     "SQL's LIKE reads % and _ in the value as wildcards, DynamoDB matches them "
                     f"literally; pass autoescape=True to {method}() to match them literally",
                 )
-        self.dynamodb_no_rows = compiled.dynamodb_always_empty or self._compares_with_none(compiled)
-        if compiled.dynamodb_key_between is not None:
-            low, high = (values[name] for name in compiled.dynamodb_key_between)
-            self.dynamodb_no_rows = self.dynamodb_no_rows or low > high
+        self.matches_nothing = compiled.record.always_empty or self._compares_with_none(compiled)
+        if compiled.record.key_between is not None:
+            low, high = (values[name] for name in compiled.record.key_between)
+            self.matches_nothing = self.matches_nothing or low > high
 
     def _compares_with_none(self, compiled: Any) -> bool:
         """Whether a term of the WHERE compares with None and so is never TRUE, as SQL says of
@@ -236,7 +236,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         expanded = expanded_parameters(self)
         empty = False
         for values in self.compiled_parameters:
-            for name, top_level in compiled.dynamodb_value_parameters.items():
+            for name, top_level in compiled.record.value_parameters.items():
                 never = never_true(compiled.binds[name], [values.get(n) for n in expanded.get(name, [name])])
                 if never is not None and (not top_level or self.executemany):
                     where = "in an executemany" if top_level else "below an OR"
@@ -269,7 +269,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             return
         if log.isEnabledFor(logging.INFO):
             log.info(plan.summary())
-        if plan.operation != "Scan" or self.dynamodb_no_rows:  # nothing is read
+        if plan.operation != "Scan" or self.matches_nothing:  # nothing is read
             return
         policy = self._scan_policy()
         if policy not in SCAN_POLICIES:
@@ -282,10 +282,10 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         caller.warn(message, ScanWarning)
 
     def _scan_policy(self) -> str:
-        return self.dynamodb_options.get("dynamodb_scan", self.dialect.dynamodb_scan)
+        return self.options_in_force.get("dynamodb_scan", self.dialect.dynamodb_scan)
 
     @cached_property
-    def dynamodb_options(self) -> Mapping[str, Any]:
+    def options_in_force(self) -> Mapping[str, Any]:
         """The execution options, the statement's own ``dynamodb_*`` ones on top: the most
         specific wins, a statement's own, then the connection's (or the ``execute()`` call's),
         then the engine's. SQLAlchemy lets a connection's option override a statement's, so a
@@ -311,7 +311,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                 key, values = row_shape(template, params)
                 groups[key].append(values)
             if len(groups) > 1:
-                self.dynamodb_groups = [
+                self.row_groups = [
                     ((shaped or template).render(a), [_without(p, a) for p in rows])
                     for (shaped, a), rows in groups.items()
                 ]
@@ -323,18 +323,18 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
 
     def _configure_cursor(self, compiled: Any) -> None:
         cursor = self.cursor
-        options = self.dynamodb_options
+        options = self.options_in_force
         cursor.page_size = options.get("dynamodb_page_size")
         if cursor.page_size is None:  # an explicit dynamodb_page_size wins
             cursor.page_size = _stream_page_size(options)
         cursor.consistent_read = bool(options.get("dynamodb_consistent_read", False))
-        if cursor.consistent_read and compiled.dynamodb_global_index:
+        if cursor.consistent_read and compiled.record.global_index:
             raise ArgumentError(
                 "dynamodb_consistent_read is not available on a global secondary index (DynamoDB "
                 "replicates GSIs asynchronously): read from the table or a local index instead"
             )
-        cursor.count_only = compiled.dynamodb_count_only
-        if compiled.dynamodb_predicate is not None:
+        cursor.count_only = compiled.record.count_only
+        if compiled.record.predicate is not None:
             if not (compiled.isupdate or compiled.isdelete):
                 # In a transaction the items it wrote are tested and laid over what is read.
                 cursor.read_matches = self._item_test(compiled)
@@ -343,13 +343,13 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                 # at once. The ORM's own flush of loaded objects keeps one call per commit and no read.
                 rows = range(len(self.compiled_parameters))
                 cursor.write_matches = [self._item_test(compiled, row) for row in rows]
-        cursor.count = compiled.dynamodb_count
-        cursor.hidden_columns = compiled.dynamodb_hidden_columns
-        cursor.star_columns = compiled.dynamodb_star_columns
-        star = compiled.dynamodb_star_table
+        cursor.count = compiled.record.count
+        cursor.hidden_columns = compiled.record.hidden_columns
+        cursor.star_columns = compiled.record.star_columns
+        star = compiled.record.star_table
         cursor.star_order = self.dialect.star_order(star) if star is not None else ()
-        if compiled.dynamodb_key_names is not None:
-            cursor.connection.tables.set_key_names(*compiled.dynamodb_key_names)
+        if compiled.record.key_names is not None:
+            cursor.connection.tables.set_key_names(*compiled.record.key_names)
         discriminator = options.get(DISCRIMINATOR)
         if discriminator is not None:
             policy = options.get("dynamodb_unknown_type", "skip")
@@ -360,8 +360,8 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             attribute, known, base, mapped = discriminator
             cursor.discriminator = Discriminator(attribute, known, policy, base, mapped)
         limit = None
-        if compiled.dynamodb_limit_bind is not None:
-            cursor.max_rows = limit = int(self.compiled_parameters[0][compiled.dynamodb_limit_bind])
+        if compiled.record.limit_bind is not None:
+            cursor.max_rows = limit = int(self.compiled_parameters[0][compiled.record.limit_bind])
         page = options.get(PAGE)
         if page is not None:
             cursor.start_token = page.start(self.statement, self.parameters, limit, cursor)
@@ -371,7 +371,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         """The statement's WHERE (with the parameters of ``row``, for an executemany) as a test of
         one item; the parameters' values are worked out when it is first used (most reads have
         no transaction's writes to test)."""
-        predicate = compiled.dynamodb_predicate
+        predicate = compiled.record.predicate
         values: Values | None = None
 
         def matches(item: dict) -> bool:
@@ -383,10 +383,10 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         return matches
 
     def _pre_exec_ddl(self, compiled: Any) -> None:
-        self.dynamodb_request = compiled.dynamodb_request
-        if self.dynamodb_request is None:
+        self.control_plane_request = compiled.control_plane_request
+        if self.control_plane_request is None:
             return
-        method, request = self.dynamodb_request
+        method, request = self.control_plane_request
         # create_all() creates a table's indexes right after the table, which CreateTable already
         # made: those CreateIndex statements send nothing. Any other DDL ends that window.
         info = self.root_connection.info
@@ -403,5 +403,5 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             if (table, index) in created:
                 created.discard((table, index))
                 info["sa_dynamo_indexes_created_with_table"] = created
-                self.dynamodb_request = None
+                self.control_plane_request = None
                 self.statement = f"-- index {index} was created with table {table}"

@@ -33,7 +33,7 @@ def execute(cursor: Any, statement: str, parameters: Any, context: Any) -> None:
 
 def executemany(cursor: Any, statement: str, parameters: Any, context: Any) -> None:
     _tell_table(cursor, context)
-    groups = context.dynamodb_groups if context is not None else None
+    groups = context.row_groups if context is not None else None
     try:
         if groups is None:
             cursor.executemany(statement, parameters)
@@ -68,7 +68,7 @@ def _in_order(context: Any, parameters: Any, groups: list[tuple[str, list]]) -> 
 
     The execution context grouped the rows by the attributes they leave absent, each group in
     the order its first row came, each group's rows in their order."""
-    template = context.compiled.dynamodb_template
+    template = context.compiled.record.template
     absent = [row_shape(template, row)[0] for row in parameters]
     first_seen = list(dict.fromkeys(absent))
     rows = {key: iter(group_rows) for key, (_, group_rows) in zip(first_seen, groups, strict=True)}

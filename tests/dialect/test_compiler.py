@@ -210,11 +210,11 @@ def test_none_values_become_absent_attributes():
     """INSERT omits a None value; UPDATE REMOVEs it (the template renders both per execution)."""
     insert = items.insert().values(pk="a", sk="b", n=1, name=None).compile(dialect=dialect)
     assert (
-        insert.dynamodb_template.render(frozenset({3}))
+        insert.record.template.render(frozenset({3}))
         == "INSERT INTO \"items\" VALUE {'pk': ?, 'sk': ?, 'n': ?}"
     )
     update = items.update().where(items.c.pk == "a", items.c.sk == "b").values(n=None, name=None)
-    template = update.compile(dialect=dialect).dynamodb_template
+    template = update.compile(dialect=dialect).record.template
     assert (
         template.render(frozenset({0}))
         == 'UPDATE "items" SET "name" = ? REMOVE "n" WHERE "pk" = ? AND "sk" = ?'
@@ -554,7 +554,7 @@ def test_prefix_and_substring_values_follow_like_escaping(condition, sent, check
     values = compiled.construct_params()
     processors = compiled._bind_processors
     assert [processors[n](values[n]) if n in processors else values[n] for n in compiled.positiontup] == sent
-    assert compiled.dynamodb_like_parameters == checked
+    assert compiled.record.like_parameters == checked
 
 
 @pytest.mark.parametrize(
@@ -662,7 +662,7 @@ def test_descending_order_projects_the_keys_read_without_returning_them(query, e
     by the sort key."""
     compiled = query.compile(dialect=dialect)
     assert str(compiled) == expected
-    assert compiled.dynamodb_hidden_columns == hidden
+    assert compiled.record.hidden_columns == hidden
 
 
 def test_operator_limit_matches_dynamodb_count():
@@ -702,7 +702,7 @@ def test_between_is_kept_only_as_a_sort_key_condition():
     assert str(compiled) == (
         'SELECT "pk" FROM "items" WHERE "pk" = ? AND "sk" BETWEEN ? AND ? AND (("n" >= ? AND "n" <= ?))'
     )
-    assert compiled.dynamodb_key_between == ("sk_1", "sk_2")
+    assert compiled.record.key_between == ("sk_1", "sk_2")
 
 
 def test_not_in_beside_order_by_becomes_a_chain_at_execution():
@@ -710,7 +710,7 @@ def test_not_in_beside_order_by_becomes_a_chain_at_execution():
 
     statement = select(items.c.pk).where(items.c.pk == "A", ~items.c.n.in_([1, 2])).order_by(items.c.sk)
     compiled = statement.compile(dialect=dialect)
-    assert compiled.dynamodb_not_in_chain
+    assert compiled.record.not_in_chain
     expanded = compiled.construct_expanded_state({"pk_1": "A", "n_1": [1, 2]}).statement
     assert not_in_as_chain(expanded) == (
         'SELECT "pk" FROM "items" WHERE "pk" = ? AND ((("n" <> ? AND "n" <> ?) AND attribute_exists("n") AND "n" <> NULL)) '
@@ -734,7 +734,7 @@ def test_a_key_compared_with_null_folds_to_a_constant():
     always = select(items.c.pk).where(items.c.pk.is_not(None)).compile(dialect=dialect)
     assert str(always) == 'SELECT "pk" FROM "items"'
     never = select(items.c.pk).where(items.c.pk == "A", items.c.sk.is_(None)).compile(dialect=dialect)
-    assert never.dynamodb_always_empty
+    assert never.record.always_empty
 
 
 def test_null_tests_of_the_keys_of_an_index_read_fold_to_constants():
@@ -743,7 +743,7 @@ def test_null_tests_of_the_keys_of_an_index_read_fold_to_constants():
     chosen = select(indexed.c.pk).where(indexed.c.gsi1pk == "S").options(use_index("gsi1"))
     never = chosen.where(or_(indexed.c.gsi1sk.is_(None), indexed.c.gsi1pk.is_(None))).compile(dialect=dialect)
     assert str(never) == 'SELECT "pk" FROM "indexed"."gsi1" WHERE "gsi1pk" = ?'
-    assert never.dynamodb_always_empty
+    assert never.record.always_empty
     either = chosen.where(or_(indexed.c.gsi1sk.is_(None), indexed.c.n == 1))
     assert partiql(either) == 'SELECT "pk" FROM "indexed"."gsi1" WHERE "gsi1pk" = ? AND ("n" = ?)'
     table_read = select(indexed.c.pk).where(indexed.c.pk == "A", indexed.c.gsi1sk.is_not(None))
@@ -764,25 +764,25 @@ def test_a_full_key_list_compiles_to_a_single_item_select_per_key():
     assert str(compiled) == (
         'SELECT "sk", "n", "name" FROM "items" WHERE ("pk", "sk") IN [__[POSTCOMPILE_param_1]] AND ("name" = ?)'
     )
-    batch = compiled.dynamodb_batch_get
+    batch = compiled.record.batch_get
     assert (batch.statement, batch.width, batch.always) == (
         'SELECT "sk", "n", "name" FROM "items" WHERE "pk" = ? AND "sk" = ?',
         2,
         True,
     )
-    assert compiled.dynamodb_client_order.order == ((2, True, None),)
-    assert compiled.dynamodb_plan.operation == "BatchGetItem"
+    assert compiled.record.client_order.order == ((2, True, None),)
+    assert compiled.record.plan.operation == "BatchGetItem"
 
 
 def test_an_order_dynamodb_cannot_serve_is_left_to_the_client():
     compiled = select(items.c.sk).where(items.c.pk == "A").order_by(items.c.n.desc(), items.c.sk)
     compiled = compiled.compile(dialect=dialect)
     assert str(compiled) == 'SELECT "sk", "n" FROM "items" WHERE "pk" = ?'  # no ORDER BY sent
-    assert compiled.dynamodb_hidden_columns == 1  # n is read to sort by, not returned
-    assert compiled.dynamodb_client_order.order == ((1, True, None), (0, False, None))
-    assert "dynamodb_client_sort=<max rows>" in compiled.dynamodb_client_order.opt_in
+    assert compiled.record.hidden_columns == 1  # n is read to sort by, not returned
+    assert compiled.record.client_order.order == ((1, True, None), (0, False, None))
+    assert "dynamodb_client_sort=<max rows>" in compiled.record.client_order.opt_in
     bounded = select(hash_only.c.id).where(hash_only.c.id.in_(["a", "b"])).order_by(hash_only.c.v)
-    assert bounded.compile(dialect=dialect).dynamodb_client_order.opt_in == ""
+    assert bounded.compile(dialect=dialect).record.client_order.opt_in == ""
 
 
 def test_a_key_list_reads_whole_attributes():

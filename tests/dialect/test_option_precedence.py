@@ -1,6 +1,6 @@
 """A statement's own dynamodb_* execution options win over its connection's. SQLAlchemy merges a
 connection's options over a statement's, so without this a connection-wide setting silently
-undoes what one statement asked for (DynamoDBExecutionContext.dynamodb_options)."""
+undoes what one statement asked for (DynamoDBExecutionContext.options_in_force)."""
 
 from __future__ import annotations
 

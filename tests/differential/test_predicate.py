@@ -41,7 +41,7 @@ def test_the_predicate_selects_sqlites_rows():
                 continue
             values = values_of(compiled, compiled.construct_params())
             expected = {(row.pk, row.sk) for row in conn.execute(statement)}
-            actual = {(i["pk"], i["sk"]) for i in items if compiled.dynamodb_predicate(i, values)}
+            actual = {(i["pk"], i["sk"]) for i in items if compiled.record.predicate(i, values)}
             assert actual == expected, f"{statement.compile(sqlite)} {compiled.construct_params()}"
             compared += 1
     assert compared > STATEMENTS * 0.9

@@ -370,7 +370,7 @@ def test_the_predicate_of_a_comparison_with_none_selects_sqlites_rows(strings):
             query = select(t.c.sk).where(condition)
             compiled = query.compile(dialect=dialect)
             values = values_of(compiled, compiled.construct_params())
-            matched = sorted(int(item["sk"]) for item in stored if compiled.dynamodb_predicate(item, values))
+            matched = sorted(int(item["sk"]) for item in stored if compiled.record.predicate(item, values))
             assert matched == sorted(conn.scalars(query)), str(condition)
 
 

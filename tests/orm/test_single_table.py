@@ -260,7 +260,7 @@ def test_unknown_kinds_are_skipped_and_counted_by_default(engine, loaded, caplog
 
 def test_a_statement_s_own_unknown_type_policy_wins_over_its_connection_s(engine, loaded):
     """SQLAlchemy lets a connection's execution option override a statement's; the statement's
-    own dynamodb_* options are the more specific ones (DynamoDBExecutionContext.dynamodb_options)."""
+    own dynamodb_* options are the more specific ones (DynamoDBExecutionContext.options_in_force)."""
     Item = loaded.Item
     query = select(Item).where(Item.pk == "CUSTOMER#42", Item.sk >= "INVOICE#")
     query = query.execution_options(dynamodb_discriminator_filter=False)

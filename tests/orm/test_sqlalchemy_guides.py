@@ -174,7 +174,8 @@ def operations(engines: tuple[Engine, Engine]) -> Iterator[list[str]]:
     seen: list[str] = []
 
     def record(conn, cursor, statement, parameters, context, executemany):
-        plan = getattr(context.compiled, "dynamodb_plan", None)
+        record = getattr(context.compiled, "record", None)
+        plan = record.plan if record is not None else None
         if plan is None:
             seen.append("other")
         else:

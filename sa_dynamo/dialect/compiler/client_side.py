@@ -173,7 +173,7 @@ class ClientSideCompiler:
         text = self._in(term, **kw)
         values = term.right.element if isinstance(term.right, elements.Grouping) else term.right
         self._partition_key_list = self.bind_names.get(values)
-        self.dynamodb_key_parameters[self._partition_key_list] = ", ".join(
+        self.record.key_parameters[self._partition_key_list] = ", ".join(
             c.name for c in self._key_list_columns
         )
         return text
@@ -197,9 +197,9 @@ class ClientSideCompiler:
             position = projected_index(columns, name)
             if position is None:
                 columns, position = [*columns, name], len(columns)
-                self.dynamodb_hidden_columns += 1
+                self.record.hidden_columns += 1
             order.append((position, descending, nulls_first))
-        self.dynamodb_client_order = ClientOrder(tuple(order), opt_in)
+        self.record.client_order = ClientOrder(tuple(order), opt_in)
         return columns
 
     def _batch_get(self, table: str, source: str, keys: KeySchema, columns: list[str]) -> BatchGet | None:
@@ -208,7 +208,7 @@ class ClientSideCompiler:
         always = bool(self._key_list_columns)
         rest = [t for t in self._terms if t is not self._key_term]
         keep = predicate_of(rest) if rest else None
-        if self.dynamodb_count is not None or not plain_attributes(columns) or (rest and keep is None):
+        if self.record.count is not None or not plain_attributes(columns) or (rest and keep is None):
             if always:
                 self._refuse(
                     "COUNT, a JSON path or this filter beside tuple_(...).in_()",

@@ -82,10 +82,10 @@ class ConditionCompiler(ExpressionCompiler):
         terms). ``right`` is the value as rendered, when it is not the binary's own."""
         names = [self.bind_names[b] for b in compared_parameters(binary, right) if b in self.bind_names]
         if self._is_key(binary.left):
-            self.dynamodb_key_parameters.update(dict.fromkeys(names, binary.left.name))
+            self.record.key_parameters.update(dict.fromkeys(names, binary.left.name))
         if binary.operator in NULL_NEVER_TRUE:
             for name in names:
-                self.dynamodb_value_parameters.setdefault(name, False)
+                self.record.value_parameters.setdefault(name, False)
 
     def visit_binary(self, binary, override_operator=None, **kw):
         if override_operator is None and (oriented := attribute_first(binary)) is not binary:
@@ -190,7 +190,7 @@ class ConditionCompiler(ExpressionCompiler):
     def render_not_in_list(self, binary, **kw) -> str:
         # Beside ORDER BY, where DynamoDB Local fails NOT, the execution rewrites the list into
         # a chain of <> (see not_in_as_chain) once the list's length is known.
-        self.dynamodb_not_in_chain = self.dynamodb_not_in_chain or self._ordered
+        self.record.not_in_chain = self.record.not_in_chain or self._ordered
         text = self._guarded(binary, f"NOT {self._in(binary, **kw)}", **kw)
         self._record_values(binary)
         return text
@@ -209,7 +209,7 @@ class ConditionCompiler(ExpressionCompiler):
             # stored NULL. A list of None only, or NOT IN with one, is never TRUE: the
             # execution decides it (never_true) and sends nothing.
             values = [v for v in values if v is not None]
-        batch = self.dynamodb_batch_get
+        batch = self.record.batch_get
         if batch is not None and name == batch.keys:
             return super()._literal_execute_expanding_parameter(
                 name, parameter, batch.distinct_keys(values), **kw
@@ -236,7 +236,7 @@ class ConditionCompiler(ExpressionCompiler):
         self._record_values(binary)
         if dynamodb_key_condition:
             # As a key condition DynamoDB rejects low > high; the execution answers no rows instead.
-            self.dynamodb_key_between = tuple(self.bind_names[b] for b in binary.right.clauses)
+            self.record.key_between = tuple(self.bind_names[b] for b in binary.right.clauses)
             return f"{left} BETWEEN {low} AND {high}"
         # Elsewhere the same test without BETWEEN, which DynamoDB rejects for low > high.
         return f"({left} >= {low} AND {left} <= {high})"
@@ -261,10 +261,10 @@ class ConditionCompiler(ExpressionCompiler):
             right = retyped(right, LikeEscaped(escape))
         text = f"{name}({self.process(binary.left, **kw)}, {self.process(right, **kw)})"
         if like:
-            self.dynamodb_like_patterns[self.bind_names[right]] = escape
+            self.record.like_patterns[self.bind_names[right]] = escape
         elif escape is None and has_affinity(binary.left.type, String):
             # SQL reads % and _ in a LIKE pattern as wildcards: checked per execution
-            self.dynamodb_like_parameters[self.bind_names[right]] = LIKE_METHODS[name]
+            self.record.like_parameters[self.bind_names[right]] = LIKE_METHODS[name]
         self._record_values(binary, right)
         return text
 

@@ -70,9 +70,9 @@ class ExpressionCompiler(compiler.SQLCompiler):
             self._refuse("COUNT here", "use select(func.count()).select_from(table).where(...) on its own")
         counted = arguments[0] if arguments else None
         if isinstance(counted, elements.ColumnClause) and not counted.is_literal:
-            self.dynamodb_count = "values"
+            self.record.count = "values"
             return self.process(counted, **kw)
-        self.dynamodb_count = "rows"  # COUNT(), COUNT(*), COUNT(1)
+        self.record.count = "rows"  # COUNT(), COUNT(*), COUNT(1)
         return COUNT_ROWS
 
     def visit_cast(self, cast, **kw):

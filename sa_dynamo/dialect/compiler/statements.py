@@ -26,11 +26,12 @@ from ..attribute_bag import is_bag
 from ..key_schema import key_schema
 from ..types import JSONElementAs
 from .access_path import access_path
-from .client_side import NULLS_PLACES, BatchGet, ClientOrder, ClientSideCompiler, order_columns, served
+from .client_side import NULLS_PLACES, ClientSideCompiler, order_columns, served
 from .expressions import COUNT_ROWS, refuse
 from .normal_form import is_json_element, key_tuple_in, table_of, terms_of
 from .predicate import predicate_of
-from .templates import DMLTemplate, operator_count
+from .record import Record
+from .templates import operator_count
 from .writes import WriteCompiler
 
 # What to do instead of a SELECT clause PartiQL lacks.
@@ -48,44 +49,18 @@ _SELECT_ADVICE = {
 class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
     """Compiles Core/ORM statements to PartiQL; records what execution needs (row limit, DML template)."""
 
-    dynamodb_limit_bind: str | None = None
-    dynamodb_template: DMLTemplate | None = None
-    dynamodb_count_only = False
-    dynamodb_plan: Plan | None = None
-    dynamodb_count: str | None = None  # "rows" for COUNT(*), "values" for COUNT(attribute)
-    dynamodb_global_index = False
-    dynamodb_hidden_columns = 0  # projected only for DynamoDB's sake, not returned
-    dynamodb_star_columns: tuple[tuple[str, ...], str] | None = None  # SELECT *'s columns, and the bag's
-    dynamodb_star_table: Table | None = None  # the table of a SELECT *, whose columns come first
-    dynamodb_key_names: tuple[str, tuple[str, ...]] | None = None  # a write's table and key
-    dynamodb_key_between: tuple[str, str] | None = None  # a sort-key BETWEEN's bound parameters
-    dynamodb_always_empty = False  # the WHERE folded to FALSE: no row can match
-    dynamodb_not_in_chain = False  # NOT IN must become a chain of <> at execution
-    dynamodb_finished_plan: tuple | None = None  # (plan, statement, finished plan), per execution text
-    dynamodb_predicate: Any = None  # the WHERE as a Python test of an item (predicate.py)
     _partition_key_list: str | None = None  # the expanding parameter of an IN on the partition key
-    dynamodb_batch_get: BatchGet | None = None  # full keys read as a batch (client_side.py)
-    dynamodb_client_order: ClientOrder | None = None  # an ORDER BY the driver applies
 
     def __init__(self, *args: Any, **kwargs: Any):
         self._key_condition = self._filter = ""
         self._hash_pinned = self._whole_key = self._ordered = False
         self._key_list_columns: list[Any] | None = None  # tuple_(...).in_(): the key, in its order
-        # parameter name -> key attribute it is compared with (checked for empty values at execution)
-        self.dynamodb_key_parameters: dict[str, str] = {}
-        # parameter name -> "startswith"/"contains": the method whose value may not hold % or _
-        self.dynamodb_like_parameters: dict[str, str] = {}
-        # parameter name -> escape character of a LIKE pattern, which must be 'prefix%'
-        self.dynamodb_like_patterns: dict[str, str | None] = {}
-        # parameter name -> whether the test comparing an attribute with it is a top-level AND
-        # term of the WHERE: a None there (in an IN list: see never_true) makes the test never
-        # TRUE, which answers no rows as a top-level term and is refused below an OR
-        self.dynamodb_value_parameters: dict[str, bool] = {}
+        self.record = Record()
         super().__init__(*args, **kwargs)
-        if self.dynamodb_template is not None:
-            self.dynamodb_template = self.dynamodb_template.finalized(self.string)
-        if self.dynamodb_plan is not None:
-            self.dynamodb_plan = self.dynamodb_plan.finished(self.string)
+        if self.record.template is not None:
+            self.record.template = self.record.template.finalized(self.string)
+        if self.record.plan is not None:
+            self.record.plan = self.record.plan.finished(self.string)
             operators_used = operator_count(self.string)
             if operators_used > MAX_OPERATORS:
                 refuse(
@@ -148,7 +123,7 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
         table = self._single_table(froms[0], "SELECT")
         if not inner_columns:
             self._refuse("an empty select list", "select at least one column")
-        if self.dynamodb_count is not None:
+        if self.record.count is not None:
             if len(inner_columns) != 1:
                 self._refuse("COUNT next to other columns (GROUP BY)", "count on its own, or group in Python")
             inner_columns = [
@@ -156,14 +131,14 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
                 for c in inner_columns
             ]
         inner_columns = self._star_for_bag(table, inner_columns)
-        if inner_columns == ["*"] and self.dynamodb_star_columns is None:
-            self.dynamodb_star_table = table
+        if inner_columns == ["*"] and self.record.star_columns is None:
+            self.record.star_table = table
         index, keys, reason = access_path(table, select, compile_state)
         source = self.preparer.format_table(table)
         if index is not None:
             source += "." + self.preparer.quote_identifier(index.name)
             self._index_keys = frozenset(c.name for c in (*key_schema(table).columns, *keys.columns))
-            self.dynamodb_global_index = not index.dialect_options["dynamodb"]["local"]
+            self.record.global_index = not index.dialect_options["dynamodb"]["local"]
         criteria = where_criteria(select)
         terms = terms_of(criteria)
         key_list = index is None and any(key_tuple_in(t, keys.columns) for t in terms)
@@ -185,15 +160,15 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
             needed = (keys.hash_key.name, keys.range_key.name)
             hidden = [c for c in dict.fromkeys(map(self.preparer.quote, needed)) if c not in inner_columns]
             inner_columns = [*inner_columns, *hidden]
-            self.dynamodb_hidden_columns = len(hidden)
+            self.record.hidden_columns = len(hidden)
         text += ", ".join(inner_columns) + " FROM " + source
-        table_hash = key_schema(table).hash_key if self.dynamodb_global_index else None
+        table_hash = key_schema(table).hash_key if self.record.global_index else None
         if criteria:
             where = self._where(keys, criteria, table_hash=table_hash, **kwargs)
             if where:
                 text += " WHERE " + where
         else:
-            self.dynamodb_predicate = predicate_of([])  # every item
+            self.record.predicate = predicate_of([])  # every item
         if self._key_list_columns:
             operation = "BatchGetItem"
         elif not self._hash_pinned:
@@ -203,7 +178,7 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
             )
         else:
             operation = "GetItem" if self._whole_key and index is None else "Query"
-        self.dynamodb_plan = Plan(
+        self.record.plan = Plan(
             operation,
             table.name,
             index.name if index is not None else None,
@@ -214,7 +189,7 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
         if index is None and (
             self._key_list_columns or (keys.range_key is None and self._partition_key_list)
         ):
-            self.dynamodb_batch_get = self._batch_get(table.name, source, keys, inner_columns)
+            self.record.batch_get = self._batch_get(table.name, source, keys, inner_columns)
         text += order_by
         if limit_clause(select) is not None:
             self._row_limit(select)
@@ -231,7 +206,7 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
             if not (rendered.startswith('"') and rendered.endswith('"')):
                 self._refuse(f"{rendered} beside an attribute bag", "select the entity or plain columns")
             names.append(rendered[1:-1].replace('""', '"'))
-        self.dynamodb_star_columns = (tuple(names), bags[0])
+        self.record.star_columns = (tuple(names), bags[0])
         return ["*"]
 
     def _order_by(self, clauses: tuple[Any, ...]) -> str:
@@ -254,7 +229,7 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
         if not isinstance(clause, elements.BindParameter):
             self._refuse("LIMIT with an expression", "pass an integer to .limit()")
         self.process(clause)
-        self.dynamodb_limit_bind = self.bind_names[clause]
+        self.record.limit_bind = self.bind_names[clause]
 
     def visit_join(self, join, asfrom=False, **kwargs):
         self._refuse("JOIN", "query each table on its own key; model one-to-many inside an item collection")

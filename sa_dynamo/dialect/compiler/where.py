@@ -47,7 +47,7 @@ class WhereCompiler(ConditionCompiler):
         Reading an index, its key attributes are in every item read: IS [NOT] NULL of them folds."""
         terms = terms_of(criteria, self._index_keys)
         if any(isinstance(t, elements.False_) for t in terms):
-            self.dynamodb_always_empty = True
+            self.record.always_empty = True
         return [t for t in terms if not isinstance(t, (elements.True_, elements.False_))]
 
     def _where(
@@ -61,10 +61,10 @@ class WhereCompiler(ConditionCompiler):
         for term in terms:
             if isinstance(term, elements.BinaryExpression) and term.operator in NULL_NEVER_TRUE:
                 for bind in compared_parameters(term):
-                    if names.get(bind.key) in self.dynamodb_value_parameters:
-                        self.dynamodb_value_parameters[names[bind.key]] = True
-        self.dynamodb_predicate = (
-            (lambda item, values: False) if self.dynamodb_always_empty else predicate_of(terms)
+                    if names.get(bind.key) in self.record.value_parameters:
+                        self.record.value_parameters[names[bind.key]] = True
+        self.record.predicate = (
+            (lambda item, values: False) if self.record.always_empty else predicate_of(terms)
         )
         return text
 
@@ -102,7 +102,7 @@ class WhereCompiler(ConditionCompiler):
                 range_term = None
         partitions_in = partition_or and range_term is not None
         partial = hash_term is None or (keys.range_key is not None and range_term is None)
-        if full_key and partial and not self.dynamodb_always_empty:  # else nothing is sent
+        if full_key and partial and not self.record.always_empty:  # else nothing is sent
             names = ", ".join(c.name for c in keys.columns)
             self._refuse(
                 f"{full_key} without equality on the whole primary key ({names})",

@@ -41,7 +41,7 @@ class WriteCompiler(WhereCompiler):
             self._refuse("a multi-table UPDATE/DELETE", "update or delete each item by its key")
         table = self._single_table(stmt.table, flag[2:].upper())
         if table.primary_key.columns:  # pandas' to_sql, for one, inserts through a keyless Table
-            self.dynamodb_key_names = (table.name, tuple(c.name for c in key_schema(table).columns))
+            self.record.key_names = (table.name, tuple(c.name for c in key_schema(table).columns))
         self.stack.append({"correlate_froms": {table}, "asfrom_froms": {table}, "selectable": stmt})
         return stmt, compile_state, table
 
@@ -75,7 +75,7 @@ class WriteCompiler(WhereCompiler):
         entries, bag = self._entries(stmt, compile_state, self.preparer.attribute_literal, **kw)
         overwrite = isinstance(stmt, Upsert)
         head = ("PUT" if overwrite else "INSERT") + " INTO " + self.preparer.format_table(table) + " VALUE"
-        self.dynamodb_plan = Plan("BatchWriteItem" if overwrite else "PutItem", table.name)
+        self.record.plan = Plan("BatchWriteItem" if overwrite else "PutItem", table.name)
         return self._render_with_binds(self._template(insert_stmt, "INSERT", head, entries, "", bag))
 
     def visit_update(self, update_stmt, visiting_cte=None, **kw):
@@ -89,7 +89,7 @@ class WriteCompiler(WhereCompiler):
                     "DynamoDB keys are immutable; delete the item and insert it under the new key",
                 )
         where = self._where(key_schema(table), where_criteria(stmt), full_key="UPDATE", **kw)
-        self.dynamodb_plan = Plan("UpdateItem", table.name, None, self._key_condition, self._filter)
+        self.record.plan = Plan("UpdateItem", table.name, None, self._key_condition, self._filter)
         head = "UPDATE " + self.preparer.format_table(table)
         return self._render_with_binds(
             self._template(update_stmt, "UPDATE", head, entries, _where_clause(where), bag)
@@ -98,10 +98,10 @@ class WriteCompiler(WhereCompiler):
     def visit_delete(self, delete_stmt, visiting_cte=None, **kw):
         stmt, _compile_state, table = self._dml_setup(delete_stmt, "isdelete", **kw)
         where = self._where(key_schema(table), where_criteria(stmt), full_key="DELETE", **kw)
-        self.dynamodb_plan = Plan("DeleteItem", table.name, None, self._key_condition, self._filter)
+        self.record.plan = Plan("DeleteItem", table.name, None, self._key_condition, self._filter)
         self.stack.pop(-1)
         # A DELETE of a missing item succeeds silently; the old item tells whether one was deleted.
-        self.dynamodb_count_only = True
+        self.record.count_only = True
         return f"DELETE FROM {self.preparer.format_table(table)}{_where_clause(where)} RETURNING ALL OLD *"
 
     @staticmethod
@@ -127,7 +127,7 @@ class WriteCompiler(WhereCompiler):
         # Rendered with SQLAlchemy's own placeholders so that parameter positions are tracked;
         # __init__ re-reads the template over the final text.
         self.stack.pop(-1)
-        self.dynamodb_template = template
+        self.record.template = template
         return template.render()
 
 
