@@ -1,0 +1,54 @@
+"""The findings of issue 26 that are still open, which the surface differential does not generate.
+
+Each name is a finding of issue 26 whose fix has not landed on this branch. The generators in
+surface_*.py leave out exactly the statement shapes that finding describes (and nothing else:
+the judge is never weakened), so the differential stays green while the fix is made elsewhere.
+When a fix is merged, delete its name here: the differential then generates that shape again
+and must agree with SQLite. test_surface_finds.py fails for a name listed here whose bug the
+differential no longer finds, so a fixed finding cannot stay switched off unnoticed.
+
+To see what the open findings do, switch them all back on for one run:
+
+    SA_DYNAMO_KNOWN_OPEN= python -m pytest tests/differential/test_surface_types.py -q -s
+
+(``SA_DYNAMO_KNOWN_OPEN=finding-2,finding-7`` runs with exactly those switched off.)
+"""
+
+from __future__ import annotations
+
+import os
+
+KNOWN_OPEN: frozenset[str] = frozenset(
+    {
+        "finding-1",  # Float/Double/Numeric(asdecimal=False) compared inside a transaction
+        "finding-2",  # NULL inside a NOT IN list
+        "finding-3",  # COUNT over a WHERE the compiler knows matches nothing
+        "finding-4",  # rowcount -1 of a DELETE executemany of missing keys
+        "finding-5",  # INSERT of a stored key, then DELETE of it, in one transaction
+        "finding-6",  # executemany UPDATE/DELETE in a transaction, one parameter set not matching
+        "finding-7",  # a key format that loses precision (rounding, sub-seconds)
+        "finding-9",  # a bulk UPDATE of a template's source leaves the derived key stale
+        "finding-10",  # an index whose sort key a template leaves out on some items
+        "finding-15",  # ORDER BY ... DESC over several pages (dynamodb_page_size, paginate())
+        "finding-16",  # paginate() of a statement with LIMIT
+        "finding-17",  # IS [NOT] NULL on a numeric index key inside an OR, rejected by DynamoDB
+        # found by this differential, not among issue 26's findings (see the report of 2026-12):
+        "new-write-key-retest",  # UPDATE/DELETE whose extra WHERE tests a key attribute again
+        "new-index-desc-projection",  # ORDER BY DESC on an index whose key the SELECT leaves out
+        "new-index-key-null-parameter",  # the index's key compared with a parameter that is None
+        "new-index-key-exists",  # attribute_exists()/attribute_not_exists() of the index's key
+    }
+)
+
+
+def open_findings() -> frozenset[str]:
+    """KNOWN_OPEN, or what the environment variable SA_DYNAMO_KNOWN_OPEN says instead."""
+    override = os.environ.get("SA_DYNAMO_KNOWN_OPEN")
+    if override is None:
+        return KNOWN_OPEN
+    return frozenset(name.strip() for name in override.split(",") if name.strip())
+
+
+def is_open(finding: str, switched_off: frozenset[str] | None = None) -> bool:
+    """Whether the generators leave out the shapes of ``finding`` (e.g. "finding-2")."""
+    return finding in (open_findings() if switched_off is None else switched_off)

@@ -1,0 +1,722 @@
+"""The statements of the typed family (surface_types.py): reads by every access path (a
+partition, several, a list of keys, the global index, a scan) with ORDER BY, LIMIT and small
+pages, COUNT, paginate(), INSERT, UPDATE and DELETE by key and as executemany, the ORM's bulk
+UPDATE and DELETE, each drawn for a program that runs inside or outside a transaction."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import (
+    Engine,
+    Table,
+    bindparam,
+    delete,
+    event,
+    false,
+    func,
+    insert,
+    or_,
+    select,
+    tuple_,
+    update,
+)
+from sqlalchemy.exc import NotSupportedError
+from sqlalchemy.orm import Session
+
+from .judge import Draw, Mismatch, Program, Refused, Step
+from .known_open import is_open
+from .surface_types import (
+    COLUMNS,
+    INDEX_KEY_SHAPES,
+    PARTITIONS,
+    POOLS,
+    SORT_KEYS,
+    Cond,
+    Conditions,
+    base_rows,
+    pages,
+    py,
+    same,
+)
+
+SETUP = """\
+import datetime
+from decimal import Decimal
+from sqlalchemy import *
+from sqlalchemy.orm import Session
+import sa_dynamo
+from tests.differential.surface_types import Size, base_rows, make_models, pages
+engine = create_engine("dynamodb+local://", dynamodb_scan="allow")
+t, Row = make_models("surface_repro")
+t.metadata.create_all(engine)
+with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+    conn.execute(t.insert(), base_rows())
+session = Session(engine)  # mode 'autocommit': Session(engine.execution_options(isolation_level="AUTOCOMMIT"))
+"""
+
+# the finding each shape of INDEX_KEY_SHAPES belongs to
+INDEX_KEY_FINDINGS = {
+    "index-key-is-null": "finding-17",
+    "index-key-null-parameter": "new-index-key-null-parameter",
+    "index-key-exists": "new-index-key-exists",
+}
+WEIGHTS = {
+    "read": 30,
+    "count": 6,
+    "paginate": 5,
+    "insert": 9,
+    "insert_many": 4,
+    "update": 12,
+    "update_many": 5,
+    "delete": 7,
+    "delete_many": 3,
+    "orm_update": 4,
+    "orm_bulk": 3,
+    "orm_delete": 3,
+    "partial_key": 1,
+}
+PAGE_SIZES = (1, 2, 3, 5, 7)
+
+
+def case_sensitive_like(engine: Engine) -> None:
+    """SQLite's LIKE (behind startswith() and contains()) ignores ASCII case unless told."""
+    event.listen(engine, "connect", lambda conn, _: conn.execute("PRAGMA case_sensitive_like = ON"))
+
+
+def dict_text(values: dict[str, Any]) -> str:
+    return "{" + ", ".join(f"{name!r}: {py(value)}" for name, value in values.items()) + "}"
+
+
+def _rows(result: Any, order: str) -> Any:
+    """A read's rows with their types: in order under a total ORDER BY; by key otherwise; under
+    ORDER BY sk on the index (ties between partitions), the sk sequence and the rows by key."""
+    rows = [tuple(row) for row in result]
+    if order == "total":
+        return rows
+    by_key = sorted(rows, key=lambda row: (row[0], row[1]))
+    if order == "sk":
+        return [row[1] for row in rows], by_key
+    return by_key
+
+
+class TypedFamily:
+    """Programs over the typed table; see judge.Family."""
+
+    setup = SETUP
+
+    def __init__(
+        self,
+        table: Table,
+        row: type,
+        sqlite: Engine,
+        dynamodb: Engine,
+        switched_off: frozenset[str] | None = None,
+    ):
+        self.t, self.Row = table, row
+        self.sqlite, self.dynamodb = sqlite, dynamodb
+        self.switched_off = switched_off
+        self.rows = base_rows()
+        self.base = {(r["pk"], r["sk"]): r for r in self.rows}
+        self.used: set[str] = set()  # operators and statement kinds drawn
+
+    def open(self, finding: str) -> bool:
+        return is_open(finding, self.switched_off)
+
+    # --- the judge's hooks -----------------------------------------------------------------
+
+    def session(self, engine: Engine, mode: str, judge: bool) -> Session:
+        bind = engine.execution_options(isolation_level="AUTOCOMMIT") if mode == "autocommit" else engine
+        return Session(bind)
+
+    def contents(self, engine: Engine, judge: bool) -> list[Any]:
+        with engine.connect() as conn:
+            return _rows(conn.execute(select(self.t)), "key")
+
+    def restore(self, keys: set[Any]) -> None:
+        """Give the keys a program wrote their first rows back, on both sides."""
+        if keys:
+            for engine in (self.sqlite, self.dynamodb):
+                self._rewrite(engine, keys)
+
+    def reset(self) -> None:
+        """Both tables back to the first rows, whatever a disagreement left in them."""
+        for engine in (self.sqlite, self.dynamodb):
+            with engine.connect() as conn:
+                stored = {tuple(row) for row in conn.execute(select(self.t.c.pk, self.t.c.sk))}
+            self._rewrite(engine, stored | set(self.base))
+
+    def _rewrite(self, engine: Engine, keys: set[Any]) -> None:
+        t = self.t
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            by_key = delete(t).where(t.c.pk == bindparam("p_"), t.c.sk == bindparam("k_"))
+            conn.execute(by_key, [{"p_": pk, "k_": sk} for pk, sk in sorted(keys)])
+            rows = [self.base[key] for key in sorted(keys) if key in self.base]
+            if rows:
+                conn.execute(insert(t), rows)
+
+    def draw_step(self, draw: Draw, program: Program) -> Step:
+        kind = draw.weighted(WEIGHTS)
+        self.used.add(f"statement:{kind}")
+        return dataclasses.replace(getattr(self, f"_{kind}")(draw, program), kind=kind)
+
+    # --- drawing helpers -------------------------------------------------------------------
+
+    def _conditions(self, draw: Draw, program: Program) -> Conditions:
+        conditions = Conditions(
+            draw,
+            self.t,
+            floats=not (program.in_transaction and self.open("finding-1")),
+            nulls_in_not_in=not self.open("finding-2"),
+        )
+        conditions.used = self.used
+        return conditions
+
+    def _stored(self, program: Program) -> set[tuple[str, int]]:
+        t = self.t
+        return {tuple(row) for row in program.judged.execute(select(t.c.pk, t.c.sk))}
+
+    def _key(self, draw: Draw, program: Program, existing: bool) -> tuple[str, int]:
+        stored = self._stored(program)
+        pool = (
+            sorted(stored)
+            if existing
+            else [(p, k) for p in PARTITIONS for k in SORT_KEYS if (p, k) not in stored]
+        )
+        if not pool:
+            pool = [(p, k) for p in PARTITIONS for k in SORT_KEYS]
+        return draw.choice(pool)
+
+    def _row(self, draw: Draw, key: tuple[str, int]) -> dict[str, Any]:
+        row: dict[str, Any] = {"pk": key[0], "sk": key[1]}
+        for name in COLUMNS:
+            if draw.chance(70):
+                row[name] = draw.choice(POOLS[name].stored)
+            elif draw.chance(30):
+                row[name] = None  # said, not left out
+        return row
+
+    def _values(self, draw: Draw) -> dict[str, Any]:
+        names = draw.some(COLUMNS, 1, 3)
+        return {name: None if draw.chance(20) else draw.choice(POOLS[name].stored) for name in names}
+
+    def _extra(
+        self, draw: Draw, program: Program, percent: int, orm: bool = False, lists: bool = True
+    ) -> list[Cond]:
+        """A condition beside the key of an UPDATE or DELETE (``orm``: on the ORM class's
+        attributes, the same on both sides; ``lists``: IN lists allowed, which an executemany
+        cannot expand)."""
+        if not draw.chance(percent):
+            return []
+        conditions = self._conditions(draw, program)
+        conditions.lists = lists
+        conditions.entity = self.Row if orm else None
+        portable = orm
+        conditions.keys = not self.open("new-write-key-retest")
+        for _ in range(10):
+            cond = conditions.condition(draw.integer(0, 1))
+            if cond.portable or not portable:
+                return [cond]
+        return []
+
+    def _key_terms(self, key: tuple[str, int], orm: bool = False) -> list[Cond]:
+        pk, sk = (self.Row.pk, self.Row.sk) if orm else (self.t.c.pk, self.t.c.sk)
+        prefix = "Row" if orm else "t.c"
+        return [
+            same(f"{prefix}.pk == {key[0]!r}", pk == key[0], (), ("pk",)),
+            same(f"{prefix}.sk == {key[1]!r}", sk == key[1], (), ("sk",)),
+        ]
+
+    @staticmethod
+    def _where(terms: list[Cond], side: str) -> list[Any]:
+        return [getattr(term, side) for term in terms]
+
+    @staticmethod
+    def _where_text(terms: list[Cond]) -> str:
+        return ", ".join(term.text for term in terms)
+
+    def _step(
+        self,
+        text: str,
+        build: Callable[[str], Any],
+        observe: Callable[[Any, Any], Any],
+        terms: list[Cond],
+        shapes: set[str],
+        keys: frozenset[Any] = frozenset(),
+        columns: set[str] | frozenset[str] = frozenset(),
+    ) -> Step:
+        """A step that builds its statement for each side and observes what executing it gives."""
+        dynamodb, sqlite = build("dynamodb"), build("sqlite")
+        all_shapes = frozenset(shapes).union(*(term.shapes for term in terms))
+        all_columns = frozenset(columns).union(*(term.columns for term in terms))
+        return Step(
+            text,
+            lambda s: observe(s, dynamodb),
+            lambda s: observe(s, sqlite),
+            all_shapes,
+            keys,
+            all_columns,
+        )
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def _access(self, draw: Draw, program: Program, conditions: Conditions) -> tuple[str, list[Cond]]:
+        """How the read reaches its items, as the conditions that say so."""
+        t = self.t
+        access = draw.weighted({"pin": 5, "partitions": 2, "keys": 1, "index": 2, "scan": 2})
+        terms: list[Cond] = []
+        if access == "pin":
+            partition = draw.choice(PARTITIONS)
+            terms.append(same(f"t.c.pk == {partition!r}", t.c.pk == partition, (), ("pk",)))
+            if draw.chance(50):
+                terms.append(conditions.key_test("sk"))
+        elif access == "partitions":
+            chosen = sorted(set(draw.some(PARTITIONS, 2, 3)))
+            if draw.chance(50):
+                terms.append(same(f"t.c.pk.in_({chosen!r})", t.c.pk.in_(chosen), (), ("pk",)))
+            else:
+                text = ", ".join(f"t.c.pk == {p!r}" for p in chosen)
+                terms.append(same(f"or_({text})", or_(*(t.c.pk == p for p in chosen)), (), ("pk",)))
+        elif access == "keys":
+            keys = [(draw.choice(PARTITIONS), draw.choice(SORT_KEYS)) for _ in range(draw.integer(1, 8))]
+            keys += [("P9", 1)] if draw.chance(30) else []
+            clause = tuple_(t.c.pk, t.c.sk).in_(keys)
+            terms.append(same(f"tuple_(t.c.pk, t.c.sk).in_({keys!r})", clause, (), ("pk", "sk")))
+        elif access == "index":
+            value = draw.choice(POOLS["i"].stored)
+            terms.append(same(f"t.c.i == {value!r}", t.c.i == value, ("index",), ("i",)))
+            conditions.index_excluded = frozenset(
+                operation
+                for operation, shape in INDEX_KEY_SHAPES.items()
+                if self.open(INDEX_KEY_FINDINGS[shape])
+            )
+            if draw.chance(40):
+                terms.append(conditions.key_test("sk"))
+        return access, terms
+
+    def _read(self, draw: Draw, program: Program) -> Step:
+        t, conditions = self.t, self._conditions(draw, program)
+        access, terms = self._access(draw, program, conditions)
+        if draw.chance(75 if access == "scan" else 60):
+            terms.append(conditions.condition(draw.integer(0, 2)))
+        shown = [] if draw.chance(60) else sorted(set(draw.some(COLUMNS, 1, 3)))
+        shapes: set[str] = set()
+        order, ordering, ordering_text, options = "key", [], [], {}
+        if access in ("pin", "index") and draw.chance(60):
+            descending = draw.chance(50)
+            order = "total" if access == "pin" else "sk"
+            ordering, ordering_text = (
+                [t.c.sk.desc() if descending else t.c.sk],
+                ["t.c.sk.desc()" if descending else "t.c.sk"],
+            )
+            shapes.add("desc" if descending else "asc")
+        elif (access != "scan" and draw.chance(40)) or (access == "scan" and draw.chance(5)):
+            order = "total"
+            for name in sorted(
+                set(draw.some([c for c in COLUMNS if POOLS[c].kind not in ("json", "set")], 1, 2))
+            ):
+                descending = draw.chance(50)
+                ordering.append(t.c[name].desc() if descending else t.c[name])
+                ordering_text.append(f"t.c.{name}.desc()" if descending else f"t.c.{name}")
+            ordering += [t.c.pk, t.c.sk]
+            ordering_text += ["t.c.pk", "t.c.sk"]
+            options["dynamodb_client_sort"] = 1000
+            shapes.add("client-sort")
+        if access == "index" and "desc" in shapes and shown and self.open("new-index-desc-projection"):
+            shown = sorted({*shown, "i"})  # the index's partition key, projected
+        limit = draw.integer(1, 40) if order == "total" and draw.chance(50) else None
+        paged = access in ("pin", "index", "partitions") and draw.chance(35)
+        if paged and not ("desc" in shapes and self.open("finding-15")):
+            options["dynamodb_page_size"] = draw.choice(PAGE_SIZES)
+            shapes.add("page-size")
+        if limit is not None:
+            shapes.add("limit")
+        projection = [t] if not shown else [t.c.pk, t.c.sk, *(t.c[name] for name in shown)]
+        projection_text = "t" if not shown else ", ".join(["t.c.pk", "t.c.sk", *(f"t.c.{n}" for n in shown)])
+
+        def build(side: str) -> Any:
+            statement = select(*projection).where(*self._where(terms, side))
+            if ordering:
+                statement = statement.order_by(*ordering)
+            if limit is not None:
+                statement = statement.limit(limit)
+            return statement.execution_options(**options) if options else statement
+
+        text = f"session.execute(select({projection_text}).where({self._where_text(terms)})"
+        text += f".order_by({', '.join(ordering_text)})" if ordering else ""
+        text += f".limit({limit})" if limit is not None else ""
+        text += f".execution_options(**{options!r})" if options else ""
+        text += ").all()"
+        return self._step(
+            text,
+            build,
+            lambda s, st: _rows(s.execute(st), order),
+            terms,
+            shapes | {"read", access},
+            columns=set(shown),
+        )
+
+    def _count(self, draw: Draw, program: Program) -> Step:
+        t, conditions = self.t, self._conditions(draw, program)
+        access, terms = self._access(draw, program, conditions)
+        shapes = {"count", access}
+        if draw.chance(60):
+            terms.append(conditions.condition(draw.integer(0, 2)))
+        if draw.chance(25) and not self.open("finding-3"):
+            empty = draw.choice(("between", "pk_null", "false"))
+            shapes.add("known-empty")
+            if empty == "between":
+                terms.append(same("t.c.sk.between(30, 5)", t.c.sk.between(30, 5), (), ("sk",)))
+            elif empty == "pk_null":
+                terms.append(same("t.c.pk.is_(None)", t.c.pk.is_(None), (), ("pk",)))
+            else:
+                terms.append(same("false()", false()))
+
+        def build(side: str) -> Any:
+            return select(func.count()).select_from(t).where(*self._where(terms, side))
+
+        text = f"session.execute(select(func.count()).select_from(t).where({self._where_text(terms)})).all()"
+        return self._step(text, build, lambda s, st: [tuple(r) for r in s.execute(st)], terms, shapes)
+
+    def _paginate(self, draw: Draw, program: Program) -> Step:
+        t, conditions = self.t, self._conditions(draw, program)
+        partition = draw.choice(PARTITIONS)
+        terms = [same(f"t.c.pk == {partition!r}", t.c.pk == partition, (), ("pk",))]
+        if draw.chance(50):
+            terms.append(conditions.condition(draw.integer(0, 1)))
+        shapes = {"paginate"}
+        directions = ("none", "asc") if self.open("finding-15") else ("none", "asc", "desc")
+        direction = draw.choice(directions)
+        ordering = {"none": [], "asc": [t.c.sk], "desc": [t.c.sk.desc()]}[direction]
+        ordering_text = {"none": "", "asc": ".order_by(t.c.sk)", "desc": ".order_by(t.c.sk.desc())"}[
+            direction
+        ]
+        if direction != "none":
+            shapes.add(direction)
+        limit = draw.integer(1, 12) if draw.chance(30) and not self.open("finding-16") else None
+        if limit is not None:
+            shapes.add("paginate-limit")
+        size = draw.choice(PAGE_SIZES)
+
+        def build(side: str) -> Any:
+            statement = select(t).where(*self._where(terms, side))
+            statement = statement.order_by(*ordering) if ordering else statement
+            return statement.limit(limit) if limit is not None else statement
+
+        def on_dynamodb(session: Any, statement: Any) -> Any:
+            try:
+                got = pages(session, statement, size)
+            except NotSupportedError as error:
+                if "paginate() cannot see the writes" in str(error):
+                    raise Refused("paginate() in a transaction that wrote") from error
+                raise
+            if len(got) > 1 and not got[-1]:
+                got.pop()  # a last page that finds no more rows: the SQL pages are the same
+            return [_rows(page, "total") for page in got]
+
+        def on_sqlite(session: Any, statement: Any) -> Any:
+            rows = [tuple(row) for row in session.execute(statement)]
+            if direction == "none":
+                rows.sort(key=lambda row: row[1])  # DynamoDB's order of a partition
+            chunks = [rows[i : i + size] for i in range(0, len(rows), size)] or [[]]
+            return [_rows(page, "total") for page in chunks]
+
+        dynamodb, sqlite = build("dynamodb"), build("sqlite")
+        text = f"pages(session, select(t).where({self._where_text(terms)}){ordering_text}"
+        text += f".limit({limit})" if limit is not None else ""
+        text += f", {size})"
+        return Step(
+            text,
+            lambda s: on_dynamodb(s, dynamodb),
+            lambda s: on_sqlite(s, sqlite),
+            frozenset(shapes).union(*(term.shapes for term in terms)),
+            frozenset(),
+            frozenset().union(*(term.columns for term in terms)),
+        )
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def _insert(self, draw: Draw, program: Program) -> Step:
+        existing = draw.chance(25)
+        key = self._key(draw, program, existing)
+        row = self._row(draw, key)
+        statement = insert(self.t).values(row)
+        shapes = {"insert", "dup-insert"} if key in self._stored(program) else {"insert"}
+        return Step(
+            f"session.execute(insert(t).values({dict_text(row)})).rowcount",
+            lambda s: s.execute(statement).rowcount,
+            lambda s: s.execute(statement).rowcount,
+            frozenset(shapes),
+            frozenset({key}),
+            frozenset(row) - {"pk", "sk"},
+        )
+
+    def _insert_many(self, draw: Draw, program: Program) -> Step:
+        stored = self._stored(program)
+        keys = {self._key(draw, program, existing=False) for _ in range(draw.integer(2, 4))}
+        if program.in_transaction and draw.chance(25):
+            keys.add(self._key(draw, program, existing=True))
+        rows = [self._row(draw, key) for key in sorted(keys)]
+        names = sorted({name for row in rows for name in row})
+        rows = [{name: row.get(name) for name in names} for row in rows]  # executemany: one shape
+        shapes = {"insert", "executemany"} | ({"dup-insert"} if keys & stored else set())
+        statement = insert(self.t)
+        return Step(
+            f"session.execute(insert(t), [{', '.join(dict_text(r) for r in rows)}]).rowcount",
+            lambda s: s.execute(statement, rows).rowcount,
+            lambda s: s.execute(statement, rows).rowcount,
+            frozenset(shapes),
+            frozenset(keys),
+            frozenset(names) - {"pk", "sk"},
+        )
+
+    def _target(self, draw: Draw, program: Program, percent: int) -> tuple[tuple[str, int], set[str]]:
+        """The key an UPDATE or DELETE names: mostly a stored one; after an INSERT that SQLite
+        refused as a duplicate (DynamoDB's side still runs), often that key."""
+        if program.deferred_keys and draw.chance(60) and not self.open("finding-5"):
+            return draw.choice(sorted(program.deferred_keys)), {"after-dup"}
+        return self._key(draw, program, existing=draw.chance(percent)), set()
+
+    def _update(self, draw: Draw, program: Program) -> Step:
+        key, shapes = self._target(draw, program, 85)
+        terms = self._key_terms(key) + self._extra(draw, program, 50)
+        values = self._values(draw)
+
+        def build(side: str) -> Any:
+            return update(self.t).where(*self._where(terms, side)).values(values)
+
+        text = f"session.execute(update(t).where({self._where_text(terms)}).values({dict_text(values)})).rowcount"
+        return self._step(
+            text,
+            build,
+            lambda s, st: s.execute(st).rowcount,
+            terms,
+            shapes | {"update"},
+            frozenset({key}),
+            set(values),
+        )
+
+    def _delete(self, draw: Draw, program: Program) -> Step:
+        key, shapes = self._target(draw, program, 80)
+        if "after-dup" in shapes:
+            shapes.add("delete-after-dup")
+        terms = self._key_terms(key) + self._extra(draw, program, 40)
+
+        def build(side: str) -> Any:
+            return delete(self.t).where(*self._where(terms, side))
+
+        text = f"session.execute(delete(t).where({self._where_text(terms)})).rowcount"
+        return self._step(
+            text, build, lambda s, st: s.execute(st).rowcount, terms, shapes | {"delete"}, frozenset({key})
+        )
+
+    def _many_keys(self, draw: Draw, program: Program) -> tuple[list[tuple[str, int]], bool]:
+        """Keys of an executemany UPDATE/DELETE, and whether it may add a condition: while
+        findings 4 and 6 are open, one in a transaction names stored keys only, unconditionally."""
+        careful = program.in_transaction and (self.open("finding-6") or self.open("finding-4"))
+        keys = [
+            self._key(draw, program, existing=careful or draw.chance(70)) for _ in range(draw.integer(2, 4))
+        ]
+        return sorted(set(keys)), not careful
+
+    def _update_many(self, draw: Draw, program: Program) -> Step:
+        t = self.t
+        keys, conditional = self._many_keys(draw, program)
+        name = draw.choice(COLUMNS)
+        extra = self._extra(draw, program, 30, lists=False) if conditional else []
+        terms = [
+            same("t.c.pk == bindparam('p_')", t.c.pk == bindparam("p_")),
+            same("t.c.sk == bindparam('k_')", t.c.sk == bindparam("k_")),
+            *extra,
+        ]
+        parameters = [{"p_": pk, "k_": sk, "v_": draw.choice(POOLS[name].stored)} for pk, sk in keys]
+        parameters_text = "[" + ", ".join(dict_text(p) for p in parameters) + "]"
+
+        def build(side: str) -> Any:
+            return update(t).where(*self._where(terms, side)).values({name: bindparam("v_")})
+
+        text = f"session.execute(update(t).where({self._where_text(terms)}).values({name}=bindparam('v_')), {parameters_text}).rowcount"
+        return self._step(
+            text,
+            build,
+            lambda s, st: s.execute(st, parameters).rowcount,
+            terms,
+            {"update", "executemany"},
+            frozenset(keys),
+            {name},
+        )
+
+    def _delete_many(self, draw: Draw, program: Program) -> Step:
+        if program.in_transaction and self.open("finding-4"):
+            return self._delete(draw, program)
+        t = self.t
+        keys, conditional = self._many_keys(draw, program)
+        if not conditional and self.open("finding-4"):
+            keys = sorted(set(keys) & self._stored(program)) or keys
+        extra = self._extra(draw, program, 30, lists=False) if conditional else []
+        terms = [
+            same("t.c.pk == bindparam('p_')", t.c.pk == bindparam("p_")),
+            same("t.c.sk == bindparam('k_')", t.c.sk == bindparam("k_")),
+            *extra,
+        ]
+        parameters = [{"p_": pk, "k_": sk} for pk, sk in keys]
+
+        def build(side: str) -> Any:
+            return delete(t).where(*self._where(terms, side))
+
+        text = f"session.execute(delete(t).where({self._where_text(terms)}), {parameters!r}).rowcount"
+        return self._step(
+            text,
+            build,
+            lambda s, st: s.execute(st, parameters).rowcount,
+            terms,
+            {"delete", "executemany"},
+            frozenset(keys),
+        )
+
+    def _synchronize(self, draw: Draw) -> Any:
+        return draw.choice(("evaluate", "fetch", False))
+
+    def _orm_update(self, draw: Draw, program: Program) -> Step:
+        key, shapes = self._target(draw, program, 85)
+        terms = self._key_terms(key, orm=True) + self._extra(draw, program, 50, orm=True)
+        values, synchronize = self._values(draw), self._synchronize(draw)
+
+        def build(side: str) -> Any:
+            statement = update(self.Row).where(*self._where(terms, side)).values(values)
+            return statement.execution_options(synchronize_session=synchronize)
+
+        text = (
+            f"session.execute(update(Row).where({self._where_text(terms)}).values({dict_text(values)})"
+            f".execution_options(synchronize_session={synchronize!r})).rowcount"
+        )
+        return self._step(
+            text,
+            build,
+            lambda s, st: s.execute(st).rowcount,
+            terms,
+            shapes | {"update", "orm"},
+            frozenset({key}),
+            set(values),
+        )
+
+    def _orm_delete(self, draw: Draw, program: Program) -> Step:
+        key, shapes = self._target(draw, program, 80)
+        if "after-dup" in shapes:
+            shapes.add("delete-after-dup")
+        terms = self._key_terms(key, orm=True) + self._extra(draw, program, 40, orm=True)
+        synchronize = self._synchronize(draw)
+
+        def build(side: str) -> Any:
+            return (
+                delete(self.Row)
+                .where(*self._where(terms, side))
+                .execution_options(synchronize_session=synchronize)
+            )
+
+        text = (
+            f"session.execute(delete(Row).where({self._where_text(terms)})"
+            f".execution_options(synchronize_session={synchronize!r})).rowcount"
+        )
+        return self._step(
+            text,
+            build,
+            lambda s, st: s.execute(st).rowcount,
+            terms,
+            shapes | {"delete", "orm"},
+            frozenset({key}),
+        )
+
+    def _orm_bulk(self, draw: Draw, program: Program) -> Step:
+        """The ORM's bulk UPDATE by primary key: a list of dicts, one UPDATE per item
+        (SQLAlchemy gives no rowcount for it; the final table is compared)."""
+        stored = sorted(self._stored(program))
+        keys = sorted({draw.choice(stored) for _ in range(draw.integer(1, 3))}) if stored else []
+        name = draw.choice(COLUMNS)
+        parameters = [{"pk": pk, "sk": sk, name: draw.choice(POOLS[name].stored)} for pk, sk in keys]
+        statement = update(self.Row)
+
+        def run(session: Any) -> None:
+            session.execute(statement, parameters)
+
+        return Step(
+            f"session.execute(update(Row), [{', '.join(dict_text(p) for p in parameters)}])",
+            run,
+            run,
+            frozenset({"update", "orm", "executemany"}),
+            frozenset(keys),
+            frozenset({name}),
+        )
+
+    def _partial_key(self, draw: Draw, program: Program) -> Step:
+        """An UPDATE or DELETE without the whole key: refused before anything is sent."""
+        t, partition = self.t, draw.choice(PARTITIONS)
+        if draw.chance(50):
+            statement: Any = update(t).where(t.c.pk == partition).values(s="z")
+            text = f"session.execute(update(t).where(t.c.pk == {partition!r}).values(s='z')).rowcount"
+        else:
+            statement = delete(t).where(t.c.pk == partition, t.c.s == "a")
+            text = f"session.execute(delete(t).where(t.c.pk == {partition!r}, t.c.s == 'a')).rowcount"
+        keys = frozenset((partition, k) for k in SORT_KEYS)
+        return Step(
+            text,
+            lambda s: s.execute(statement).rowcount,
+            lambda s: s.execute(statement).rowcount,
+            frozenset({"partial-key"}),
+            keys,
+        )
+
+    # --- what a disagreement is ------------------------------------------------------------
+
+    def classify(self, program: Program, mismatch: Mismatch) -> str:
+        """The finding of issue 26 a disagreement is an instance of, or NEW and what it is."""
+        return classify(program, mismatch)
+
+
+def classify(program: Program, mismatch: Mismatch) -> str:
+    shapes = mismatch.step.shapes if mismatch.step is not None else frozenset()
+    everything = program.shapes
+    got, expected = mismatch.dynamodb, mismatch.sqlite
+    if mismatch.phase == "deferred":
+        if "delete-after-dup" in everything:
+            return "finding-5"
+        return "NEW: a duplicate key inside a transaction is not an IntegrityError by the commit"
+    if mismatch.phase == "table":
+        if "float-compare" in everything and program.in_transaction:
+            return "finding-1"
+        return "NEW: the final tables differ"
+    assert got is not None and expected is not None
+    message = got.message
+    if got.kind == "ok" and got.value == -1:
+        return "finding-4"
+    if "float-compare" in shapes and program.in_transaction:
+        return "finding-1"
+    if "not-in-null" in shapes:
+        return "finding-2"
+    if "count" in shapes and got.kind == "ok" and got.value == [] and expected.value == [(0,)]:
+        return "finding-3"
+    if got.value == "StaleDataError" and "executemany" in everything:
+        return "finding-6"
+    if "paginate-limit" in shapes:
+        return "finding-16"
+    if "desc" in shapes and ("page-size" in shapes or "paginate" in shapes) and got.kind == "ok":
+        return "finding-15"
+    keyed = sorted(INDEX_KEY_SHAPES.values() & shapes) if "index" in shapes else []
+    if keyed and ("does not match schema type" in message or "InternalFailure" in message):
+        return INDEX_KEY_FINDINGS[keyed[0]]
+    if "Multiple conditions on same key" in message:
+        return "new-write-key-retest"
+    if {"index", "desc"} <= shapes and "InternalFailure" in message:
+        return "new-index-desc-projection"
+    what = next(
+        (
+            s
+            for s in ("read", "count", "paginate", "insert", "update", "delete", "partial-key")
+            if s in shapes
+        ),
+        "commit",
+    )
+    answer = got.kind if got.kind != "ok" else "another answer"
+    return f"NEW: {what}: {answer}{' ' + str(got.value) if got.kind != 'ok' else ''}"
