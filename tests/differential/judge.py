@@ -22,6 +22,7 @@ import os
 import re
 import time
 import traceback
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,7 +31,7 @@ from typing import Any, Protocol
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from sqlalchemy.exc import CompileError, SQLAlchemyError, StatementError
+from sqlalchemy.exc import CompileError, SAWarning, SQLAlchemyError, StatementError
 
 MODES = ("autocommit", "commit", "rollback")  # how a program ends: no transaction, or one of these
 
@@ -70,6 +71,15 @@ def shown(value: Any) -> str:
     return repr(value)
 
 
+def same_rows(expected: Any, actual: Any) -> bool:
+    """Whether two lists of rows (or of pages of rows) hold the same rows, in any order."""
+    if not (isinstance(expected, list) and isinstance(actual, list)):
+        return False
+    flat = [r for page in expected for r in (page if isinstance(page, list) else [page])]
+    other = [r for page in actual for r in (page if isinstance(page, list) else [page])]
+    return sorted(map(repr, typed(flat))) == sorted(map(repr, typed(other)))
+
+
 def difference(expected: Any, actual: Any) -> str:
     """How two lists of rows differ, for the eye."""
     if not (isinstance(expected, list) and isinstance(actual, list)):
@@ -91,7 +101,14 @@ class Refused(Exception):
 
 def attempt(action: Callable[[Any], Any], session: Any) -> Outcome:
     try:
-        return Outcome("ok", action(session))
+        with warnings.catch_warnings():
+            # Adding an object whose key a loaded one has: SQLAlchemy warns, then the INSERT
+            # fails as a duplicate, on SQLite at the flush and on DynamoDB at the commit (so
+            # there SQLAlchemy also warns that the flushed object replaced the loaded one).
+            # pytest would make the warnings errors in mid-flush.
+            warnings.filterwarnings("ignore", "New instance .* conflicts with persistent instance", SAWarning)
+            warnings.filterwarnings("ignore", "Identity map already had an identity", SAWarning)
+            return Outcome("ok", action(session))
     except Refused as error:
         return Outcome("refused", str(error), str(error.__cause__))
     except CompileError as error:
@@ -103,7 +120,7 @@ def attempt(action: Callable[[Any], Any], session: Any) -> Outcome:
     except SQLAlchemyError as error:
         return Outcome("error", type(error).__name__, str(error))
     except Exception as error:  # a crash is a wrong answer wherever SQLite answered
-        return Outcome("crash", type(error).__name__, str(error))
+        return Outcome("crash", type(error).__name__, f"{error}\n{traceback.format_exc(limit=-4)}")
 
 
 def refusal(error: BaseException) -> str:
@@ -394,10 +411,9 @@ class Judge:
         if got.same_as(expected):
             if got.kind == "error":
                 report.errors[got.value] += 1
-                if program.in_transaction:  # an application rolls back after an error
-                    for session in (tested, judged):
-                        session.rollback()
-                    program.written.clear()
+                for session in (tested, judged):  # an application rolls back after an error
+                    session.rollback()
+                program.written.clear()
             else:
                 program.written |= step.keys
             if ending:

@@ -203,13 +203,15 @@ def py(value: Any) -> str:
 
 
 def pages(session: Any, statement: Any, page_size: int) -> list[list[Any]]:
-    """Every page sa_dynamo.paginate() gives, in order, as lists of row tuples."""
+    """Every page sa_dynamo.paginate() gives, in order, as lists of rows (or ORM objects)."""
     result, token = [], None
     while True:
         page = sa_dynamo.paginate(session, statement, page_size=page_size, after=token)
-        result.append([tuple(row) for row in page.rows])
+        result.append(list(page.rows))
         token = page.next
         if token is None or len(result) > 200:
+            if len(result) > 1 and not result[-1]:
+                result.pop()  # a last page that found no more rows: SQL's pages are the same
             return result
 
 
@@ -250,7 +252,12 @@ def combine(kind: str, parts: list[Cond]) -> Cond:
     )
 
 
-_NEGATED_SHAPES = {"in-null": "not-in-null", "not-in-null": "in-null"}
+_NEGATED_SHAPES = {
+    "in-null": "not-in-null",
+    "not-in-null": "in-null",
+    "eq-null-parameter": "ne-null-parameter",
+    "ne-null-parameter": "eq-null-parameter",
+}
 
 
 def negate(cond: Cond) -> Cond:
@@ -268,7 +275,7 @@ _COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
 # tests of the index's key attribute that DynamoDB answers otherwise than other attributes
 INDEX_KEY_SHAPES = {
     **dict.fromkeys(("is_null", "is_not_null", "eq_none", "ne_none"), "index-key-is-null"),
-    "eq_bind_null": "index-key-null-parameter",
+    **dict.fromkeys(("eq_bind_null", "ne_bind_null"), "index-key-null-parameter"),
     **dict.fromkeys(("exists", "not_exists", "type"), "index-key-exists"),
 }
 _OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
@@ -296,6 +303,7 @@ class Conditions:
     index_excluded: frozenset[str] = frozenset()  # operations left out on i, the index's key
     lists: bool = True  # IN lists (an executemany cannot expand them)
     keys: bool = True  # tests of the key attributes
+    ne_null_parameters: bool = True  # x != a parameter that is None, or NOT (x == it)
     entity: Any = None  # an ORM class: conditions on its attributes, not on the table's columns
     used: set[str] = field(default_factory=set)  # the operators drawn (test_surface_finds.py)
 
@@ -332,6 +340,10 @@ class Conditions:
         if not self.lists:
             operations = tuple(o for o in operations if o not in ("in", "not_in", "json_in"))
         operation = self.draw.choice(operations)
+        if not self.ne_null_parameters and (
+            operation == "ne_bind_null" or (operation == "eq_bind_null" and negated)
+        ):
+            operation = "is_null"  # new-ne-null-parameter is open
         self.used.add(f"{pool.kind}:{operation}")
         cond = self._build(name, pool, operation, negated)
         if name == "i" and operation in INDEX_KEY_SHAPES:  # the index's key, when the read is on by_i
@@ -349,7 +361,16 @@ class Conditions:
             return ("json", "json", "json_in", "json_is_null", "is_null", "is_not_null", "type")
         if pool.kind == "set":
             return ("set_contains", "size", *nulls)
-        ordered = (*_COMPARISONS, "in", "not_in", "between", "not_between", "eq_bind_null", *nulls)
+        ordered = (
+            *_COMPARISONS,
+            "in",
+            "not_in",
+            "between",
+            "not_between",
+            "eq_bind_null",
+            "ne_bind_null",
+            *nulls,
+        )
         if pool.kind == "string":
             return (
                 *ordered,
@@ -394,9 +415,11 @@ class Conditions:
                 return same(body, clause, floaty, columns)
             return same(f"not_({body})", not_(clause), floaty, columns)
         if operation == "eq_bind_null":  # a comparison with a parameter that is None: unknown
-            return same(
-                f"{text} == bindparam('nothing', None)", column == bindparam("nothing", None), (), columns
-            )
+            clause = column == bindparam("nothing", None)
+            return same(f"{text} == bindparam('nothing', None)", clause, ("eq-null-parameter",), columns)
+        if operation == "ne_bind_null":
+            clause = column != bindparam("nothing", None)
+            return same(f"{text} != bindparam('nothing', None)", clause, ("ne-null-parameter",), columns)
         if operation in ("is_null", "eq_none"):
             body = f"{text}.is_(None)" if operation == "is_null" else f"{text} == None"
             return same(body, column.is_(None), (), columns)
