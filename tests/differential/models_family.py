@@ -119,10 +119,12 @@ class ModeledFamily:
         sqlite: Engine,
         dynamodb: Engine,
         switched_off: frozenset[str] | None = None,
+        weights: dict[str, int] | None = None,
     ):
         self.models = {"dynamodb": dynamodb_models, "sqlite": sqlite_models}
         self.sqlite, self.dynamodb = sqlite, dynamodb
         self.switched_off = switched_off
+        self.weights = weights or WEIGHTS  # statement kinds, by how often they are drawn
         self.fine = not self.open("finding-7")
         self.used: set[str] = set()
 
@@ -179,7 +181,7 @@ class ModeledFamily:
         return classify(program, mismatch)
 
     def draw_step(self, draw: Draw, program: Program) -> Step:
-        kind = draw.weighted(WEIGHTS)
+        kind = draw.weighted(self.weights)
         self.used.add(f"statement:{kind}")
         return dataclasses.replace(getattr(self, f"_{kind}")(draw, program), kind=kind)
 
@@ -726,6 +728,8 @@ def classify(program: Program, mismatch: Mismatch) -> str:
     shapes = mismatch.step.shapes if mismatch.step is not None else frozenset()
     everything = program.shapes
     got, expected = mismatch.dynamodb, mismatch.sqlite
+    if mismatch.dynamodb is not None and mismatch.dynamodb.kind == "refused":
+        return "NEW: a refusal after the statement was sent"
     if mismatch.phase == "deferred":
         if "delete-after-dup" in everything:
             return "finding-5"

@@ -16,7 +16,7 @@ import datetime
 import enum
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -36,24 +36,14 @@ from sqlalchemy import (
     String,
     Table,
     and_,
-    bindparam,
-    case,
-    exists,
-    false,
-    func,
-    literal,
     not_,
-    null,
     or_,
-    select,
 )
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.types import TypeDecorator
 
 import sa_dynamo
 from sa_dynamo import StringSet
-
-from .judge import Draw
 
 SEED = 20261201
 PARTITIONS = ("P0", "P1", "P2")
@@ -140,7 +130,11 @@ POOLS: dict[str, Pool] = {
 FLOATS = frozenset(name for name, pool in POOLS.items() if pool.kind == "float")
 COLUMNS = tuple(POOLS)
 # what each path of the JSON column holds, and the values compared with it
-JSON_PATHS = {'["n"].as_integer()': (1, 10, -2, 5), '["s"].as_string()': ("x", "y", "z")}
+JSON_PATHS: dict[str, tuple[Callable[[Any], Any], tuple[Any, ...]]] = {
+    '["n"].as_integer()': (lambda c: c["n"].as_integer(), (1, 10, -2, 5)),
+    '["s"].as_string()': (lambda c: c["s"].as_string(), ("x", "y", "z")),
+    '[("l", 0)].as_integer()': (lambda c: c[("l", 0)].as_integer(), (1, 3)),
+}
 
 
 def make_models(name: str) -> tuple[Table, type]:
@@ -260,295 +254,17 @@ _NEGATED_SHAPES = {
 }
 
 
+def flipped(shapes: frozenset[str]) -> frozenset[str]:
+    """The shapes of a condition once negated: an IN with a NULL becomes a NOT IN with one."""
+    return frozenset(_NEGATED_SHAPES.get(s, s) for s in shapes)
+
+
 def negate(cond: Cond) -> Cond:
     dynamodb = not_(cond.dynamodb)
     return Cond(
         f"not_({cond.text})",
         dynamodb,
         dynamodb if cond.portable else not_(cond.sqlite),
-        frozenset(_NEGATED_SHAPES.get(s, s) for s in cond.shapes) | {"not"},
+        flipped(cond.shapes) | {"not"},
         cond.columns,
     )
-
-
-_COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
-# tests of the index's key attribute that DynamoDB answers otherwise than other attributes
-INDEX_KEY_SHAPES = {
-    **dict.fromkeys(("is_null", "is_not_null", "eq_none", "ne_none"), "index-key-is-null"),
-    **dict.fromkeys(("eq_bind_null", "ne_bind_null"), "index-key-null-parameter"),
-    **dict.fromkeys(("exists", "not_exists", "type"), "index-key-exists"),
-}
-_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
-    "==": lambda c, v: c == v,
-    "!=": lambda c, v: c != v,
-    "<": lambda c, v: c < v,
-    "<=": lambda c, v: c <= v,
-    ">": lambda c, v: c > v,
-    ">=": lambda c, v: c >= v,
-}
-
-
-@dataclass
-class Conditions:
-    """Draws conditions over the typed table's columns.
-
-    ``floats``: whether Float/Double/Numeric(asdecimal=False) values may be compared (finding 1
-    leaves them out inside a transaction while it is open); ``nulls_in_not_in``: whether a NULL
-    may stand in a list that ends up under NOT (finding 2)."""
-
-    draw: Draw
-    table: Table
-    floats: bool = True
-    nulls_in_not_in: bool = True
-    index_excluded: frozenset[str] = frozenset()  # operations left out on i, the index's key
-    lists: bool = True  # IN lists (an executemany cannot expand them)
-    keys: bool = True  # tests of the key attributes
-    ne_null_parameters: bool = True  # x != a parameter that is None, or NOT (x == it)
-    entity: Any = None  # an ORM class: conditions on its attributes, not on the table's columns
-    used: set[str] = field(default_factory=set)  # the operators drawn (test_surface_finds.py)
-
-    def column(self, name: str) -> Any:
-        return self.table.c[name] if self.entity is None else getattr(self.entity, name)
-
-    @property
-    def prefix(self) -> str:
-        return "t.c" if self.entity is None else self.entity.__name__
-
-    def condition(self, depth: int, negated: bool = False) -> Cond:
-        """A test, or AND/OR/NOT over conditions, at most ``depth`` deep; ``negated``: under an
-        odd number of NOTs (an IN there is a NOT IN)."""
-        draw = self.draw
-        if depth == 0 or draw.chance(35):
-            return self.test(draw.choice(self._testable()), negated)
-        kind = draw.weighted({"and_": 3, "or_": 3, "not_": 2})
-        if kind == "not_":
-            return negate(self.condition(depth - 1, not negated))
-        return combine(kind, [self.condition(depth - 1, negated) for _ in range(draw.integer(2, 3))])
-
-    def _testable(self) -> list[str]:
-        keys = ["pk", "sk"] if self.keys else []
-        return [*keys, *COLUMNS, *COLUMNS]  # the typed columns twice as often as the keys
-
-    def test(self, name: str, negated: bool = False) -> Cond:
-        """One test of one column."""
-        if name in ("pk", "sk"):
-            return self.key_test(name)
-        pool = POOLS[name]
-        operations = self._operations(name, pool)
-        if name == "i":
-            operations = tuple(o for o in operations if o not in self.index_excluded)
-        if not self.lists:
-            operations = tuple(o for o in operations if o not in ("in", "not_in", "json_in"))
-        operation = self.draw.choice(operations)
-        if not self.ne_null_parameters and (
-            operation == "ne_bind_null" or (operation == "eq_bind_null" and negated)
-        ):
-            operation = "is_null"  # new-ne-null-parameter is open
-        self.used.add(f"{pool.kind}:{operation}")
-        cond = self._build(name, pool, operation, negated)
-        if name == "i" and operation in INDEX_KEY_SHAPES:  # the index's key, when the read is on by_i
-            shape = INDEX_KEY_SHAPES[operation]
-            cond = Cond(cond.text, cond.dynamodb, cond.sqlite, cond.shapes | {shape}, cond.columns)
-        return cond
-
-    def _operations(self, name: str, pool: Pool) -> tuple[str, ...]:
-        nulls = ("is_null", "is_not_null", "eq_none", "ne_none", "exists", "not_exists", "type")
-        if pool.kind == "float" and not self.floats:
-            return nulls
-        if pool.kind == "bool":
-            return ("==", "!=", "in", "not_in", "bare", "not_bare", "is_true", *nulls)
-        if pool.kind == "json":
-            return ("json", "json", "json_in", "json_is_null", "is_null", "is_not_null", "type")
-        if pool.kind == "set":
-            return ("set_contains", "size", *nulls)
-        ordered = (
-            *_COMPARISONS,
-            "in",
-            "not_in",
-            "between",
-            "not_between",
-            "eq_bind_null",
-            "ne_bind_null",
-            *nulls,
-        )
-        if pool.kind == "string":
-            return (
-                *ordered,
-                *("startswith", "not_startswith", "like", "not_like", "like_escape"),
-                *("contains", "not_contains", "startswith_auto", "contains_auto", "size"),
-            )
-        if pool.kind == "binary":
-            return (*ordered, "size")
-        return ordered
-
-    def _value(self, pool: Pool) -> Any:
-        return self.draw.choice(pool.operands)
-
-    def _list(self, pool: Pool, negated_in: bool) -> list[Any]:
-        values = self.draw.some(pool.operands, 1, 4)
-        if (self.nulls_in_not_in or not negated_in) and self.draw.chance(30):
-            values.insert(self.draw.integer(0, len(values)), None)
-        return values
-
-    def _build(self, name: str, pool: Pool, operation: str, negated: bool) -> Cond:
-        column, text = self.column(name), f"{self.prefix}.{name}"
-        columns = (name,)
-        floaty = ("float-compare",) if pool.kind == "float" else ()
-        if operation in _OPERATORS:
-            value = self._value(pool)
-            return same(
-                f"{text} {operation} {py(value)}", _OPERATORS[operation](column, value), floaty, columns
-            )
-        if operation in ("in", "not_in"):
-            values = self._list(pool, negated != (operation == "not_in"))
-            clause = column.in_(values) if operation == "in" else column.not_in(values)
-            shapes = floaty + (
-                (("in-null",) if operation == "in" else ("not-in-null",)) if None in values else ()
-            )
-            method = "in_" if operation == "in" else "not_in"
-            return same(f"{text}.{method}({py(values)})", clause, shapes, columns)
-        if operation in ("between", "not_between"):
-            low, high = self._value(pool), self._value(pool)
-            clause = column.between(low, high)
-            body = f"{text}.between({py(low)}, {py(high)})"
-            if operation == "between":
-                return same(body, clause, floaty, columns)
-            return same(f"not_({body})", not_(clause), floaty, columns)
-        if operation == "eq_bind_null":  # a comparison with a parameter that is None: unknown
-            clause = column == bindparam("nothing", None)
-            return same(f"{text} == bindparam('nothing', None)", clause, ("eq-null-parameter",), columns)
-        if operation == "ne_bind_null":
-            clause = column != bindparam("nothing", None)
-            return same(f"{text} != bindparam('nothing', None)", clause, ("ne-null-parameter",), columns)
-        if operation in ("is_null", "eq_none"):
-            body = f"{text}.is_(None)" if operation == "is_null" else f"{text} == None"
-            return same(body, column.is_(None), (), columns)
-        if operation in ("is_not_null", "ne_none"):
-            body = f"{text}.is_not(None)" if operation == "is_not_null" else f"{text} != None"
-            return same(body, column.is_not(None), (), columns)
-        if operation in ("exists", "not_exists"):
-            function = "attribute_exists" if operation == "exists" else "attribute_not_exists"
-            judged = column.is_not(None) if operation == "exists" else column.is_(None)
-            return Cond(
-                f"func.{function}({text})",
-                getattr(func, function)(column),
-                judged,
-                frozenset(),
-                frozenset(columns),
-            )
-        if operation == "type":
-            code = self.draw.choice(("S", "N", "B", "BOOL", "M", "L", "SS"))
-            return Cond(
-                f"func.attribute_type({text}, {code!r})",
-                func.attribute_type(column, code),
-                self._has_type(name, pool, code),
-                frozenset(),
-                frozenset(columns),
-            )
-        return self._special(name, pool, operation, column, text)
-
-    def _has_type(self, name: str, pool: Pool, code: str) -> Any:
-        column = self.column(name)
-        if pool.kind == "json":
-            return func.json_type(column) == ("object" if code == "M" else "array" if code == "L" else "-")
-        return column.is_not(None) if code == pool.code else false()
-
-    def _special(self, name: str, pool: Pool, operation: str, column: Any, text: str) -> Cond:
-        draw, columns = self.draw, (name,)
-        if operation == "bare":
-            return same(text, column, (), columns)
-        if operation == "not_bare":
-            return same(f"not_({text})", not_(column), (), columns)
-        if operation == "is_true":
-            value = draw.choice((True, False))
-            return same(f"{text}.is_({value})", column.is_(value), (), columns)
-        if operation in ("startswith", "not_startswith", "like", "not_like"):
-            prefix = draw.choice(("", "a", "ab", "A", "é", "b"))
-            if operation.endswith("startswith"):
-                body, clause = f"{text}.startswith({prefix!r})", column.startswith(prefix)
-            else:
-                body, clause = f"{text}.like({prefix + '%'!r})", column.like(prefix + "%")
-            if operation.startswith("not_"):
-                return same(f"not_({body})", not_(clause), (), columns)
-            return same(body, clause, (), columns)
-        if operation == "like_escape":
-            return same(f"{text}.like('a/%%', escape='/')", column.like("a/%%", escape="/"), (), columns)
-        if operation in ("contains", "not_contains"):
-            part = draw.choice(("a", "b", "é", "c"))
-            body, clause = f"{text}.contains({part!r})", column.contains(part)
-            if operation == "not_contains":
-                return same(f"not_({body})", not_(clause), (), columns)
-            return same(body, clause, (), columns)
-        if operation in ("startswith_auto", "contains_auto"):
-            part = draw.choice(("%", "_", "a%", "a_"))
-            method = operation.removesuffix("_auto")
-            clause = getattr(column, method)(part, autoescape=True)
-            return same(f"{text}.{method}({part!r}, autoescape=True)", clause, (), columns)
-        if operation == "size":
-            op, n = draw.choice(_COMPARISONS), draw.integer(0, 3)
-            measured = func.json_array_length(column) if pool.kind == "set" else func.length(column)
-            return Cond(
-                f"func.size({text}) {op} {n}",
-                _OPERATORS[op](func.size(column), n),
-                _OPERATORS[op](measured, n),
-                frozenset(),
-                frozenset(columns),
-            )
-        if operation == "set_contains":
-            member = draw.choice(("x", "y", "w"))
-            members = func.json_each(column).table_valued("value")
-            found = exists(select(literal(1)).select_from(members).where(members.c.value == member))
-            judged = case((column.is_(None), null()), else_=found)  # unknown for a missing set
-            return Cond(
-                f"{text}.contains({member!r})",
-                column.contains(member),
-                judged,
-                frozenset(),
-                frozenset(columns),
-            )
-        if operation in ("json", "json_in"):
-            path = draw.choice(tuple(JSON_PATHS))
-            element = column["n"].as_integer() if "n" in path else column["s"].as_string()
-            if operation == "json_in":
-                values = draw.some(JSON_PATHS[path], 1, 3)
-                return same(f"{text}{path}.in_({values!r})", element.in_(values), (), columns)
-            op, value = draw.choice(_COMPARISONS), draw.choice(JSON_PATHS[path])
-            return same(f"{text}{path} {op} {value!r}", _OPERATORS[op](element, value), (), columns)
-        if operation == "json_is_null":
-            return same(
-                f"{text}['n'].as_integer().is_(None)", column["n"].as_integer().is_(None), (), columns
-            )
-        raise AssertionError(operation)
-
-    def key_test(self, name: str) -> Cond:
-        """A test of a key attribute (in a filter, or as the sort-key condition)."""
-        draw, column, text = self.draw, self.column(name), f"{self.prefix}.{name}"
-        if name == "pk":
-            operation = draw.choice(
-                ("==", "!=", "<", ">=", "startswith", "between", *(("in",) if self.lists else ()))
-            )
-            values = (*PARTITIONS, "P", "P9")
-            self.used.add(f"key:{operation}")
-            if operation == "in":
-                chosen = draw.some(values, 1, 3)
-                return same(f"{text}.in_({chosen!r})", column.in_(chosen), (), ("pk",))
-            if operation == "startswith":
-                return same(f"{text}.startswith('P')", column.startswith("P"), (), ("pk",))
-            if operation == "between":
-                low, high = draw.choice(values), draw.choice(values)
-                return same(f"{text}.between({low!r}, {high!r})", column.between(low, high), (), ("pk",))
-            value = draw.choice(values)
-            return same(f"{text} {operation} {value!r}", _OPERATORS[operation](column, value), (), ("pk",))
-        operation = draw.choice((*_COMPARISONS, "between", *(("in", "not_in") if self.lists else ())))
-        self.used.add(f"key:{operation}")
-        values = (0, 1, 5, 17, 20, 33, 39, 40, -1)
-        if operation == "between":
-            low, high = draw.choice(values), draw.choice(values)
-            shapes = ("reversed-between",) if low > high else ()
-            return same(f"{text}.between({low}, {high})", column.between(low, high), shapes, ("sk",))
-        if operation in ("in", "not_in"):
-            chosen = draw.some(values, 1, 4)
-            method = "in_" if operation == "in" else "not_in"
-            return same(f"{text}.{method}({chosen!r})", getattr(column, method)(chosen), (), ("sk",))
-        value = draw.choice(values)
-        return same(f"{text} {operation} {value}", _OPERATORS[operation](column, value), (), ("sk",))

@@ -26,16 +26,15 @@ from sqlalchemy import (
 from sqlalchemy.exc import NotSupportedError
 from sqlalchemy.orm import Session
 
+from .conditions import Conditions
 from .judge import Draw, Mismatch, Program, Refused, Step, same_rows
 from .known_open import is_open
 from .surface_types import (
     COLUMNS,
-    INDEX_KEY_SHAPES,
     PARTITIONS,
     POOLS,
     SORT_KEYS,
     Cond,
-    Conditions,
     base_rows,
     pages,
     py,
@@ -57,11 +56,24 @@ with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
 session = Session(engine)  # mode 'autocommit': Session(engine.execution_options(isolation_level="AUTOCOMMIT"))
 """
 
-# the finding each shape of INDEX_KEY_SHAPES belongs to
-INDEX_KEY_FINDINGS = {
-    "index-key-is-null": "finding-17",
-    "index-key-null-parameter": "new-index-key-null-parameter",
-    "index-key-exists": "new-index-key-exists",
+# The shapes of the conditions each finding needs (a finding known_open.py lists is not drawn).
+SHAPES = {
+    "finding-2": "not-in-null",
+    "new-ne-null-parameter": "ne-null-parameter",
+    "new-bare-non-boolean": "bare-non-boolean",
+    "new-string-test-on-number": "string-test-on-number",
+    "new-set-string-test": "string-test-on-set",
+    "new-document-ordering": "document-ordering",
+    "new-function-on-wrong-type": "function-on-wrong-type",
+}
+TRANSACTION_SHAPES = {  # inside a transaction only
+    "finding-1": "float-compare",
+    "new-document-compare-in-transaction": "document-compare",
+}
+INDEX_SHAPES = {  # in a read of the index by_i only
+    "finding-17": "index-key-is-null",
+    "new-index-key-null-parameter": "index-key-null-parameter",
+    "new-index-key-exists": "index-key-exists",
 }
 WEIGHTS = {
     "read": 30,
@@ -114,10 +126,12 @@ class TypedFamily:
         sqlite: Engine,
         dynamodb: Engine,
         switched_off: frozenset[str] | None = None,
+        weights: dict[str, int] | None = None,
     ):
         self.t, self.Row = table, row
         self.sqlite, self.dynamodb = sqlite, dynamodb
         self.switched_off = switched_off
+        self.weights = weights or WEIGHTS  # statement kinds, by how often they are drawn
         self.rows = base_rows()
         self.base = {(r["pk"], r["sk"]): r for r in self.rows}
         self.used: set[str] = set()  # operators and statement kinds drawn
@@ -158,22 +172,21 @@ class TypedFamily:
                 conn.execute(insert(t), rows)
 
     def draw_step(self, draw: Draw, program: Program) -> Step:
-        kind = draw.weighted(WEIGHTS)
+        kind = draw.weighted(self.weights)
         self.used.add(f"statement:{kind}")
         return dataclasses.replace(getattr(self, f"_{kind}")(draw, program), kind=kind)
 
     # --- drawing helpers -------------------------------------------------------------------
 
-    def _conditions(self, draw: Draw, program: Program) -> Conditions:
-        conditions = Conditions(
-            draw,
-            self.t,
-            floats=not (program.in_transaction and self.open("finding-1")),
-            nulls_in_not_in=not self.open("finding-2"),
-            ne_null_parameters=not self.open("new-ne-null-parameter"),
-        )
-        conditions.used = self.used
-        return conditions
+    def _conditions(self, draw: Draw, program: Program, index: bool = False) -> Conditions:
+        """Conditions of the shapes this program may have: none of an open finding's."""
+        shapes = {
+            **SHAPES,
+            **(TRANSACTION_SHAPES if program.in_transaction else {}),
+            **(INDEX_SHAPES if index else {}),
+        }
+        excluded = frozenset(shape for finding, shape in shapes.items() if self.open(finding))
+        return Conditions(draw, self.t, excluded=excluded, used=self.used)
 
     def _stored(self, program: Program) -> set[tuple[str, int]]:
         t = self.t
@@ -288,11 +301,7 @@ class TypedFamily:
         elif access == "index":
             value = draw.choice(POOLS["i"].stored)
             terms.append(same(f"t.c.i == {value!r}", t.c.i == value, ("index",), ("i",)))
-            conditions.index_excluded = frozenset(
-                operation
-                for operation, shape in INDEX_KEY_SHAPES.items()
-                if self.open(INDEX_KEY_FINDINGS[shape])
-            )
+            conditions.excluded |= {shape for finding, shape in INDEX_SHAPES.items() if self.open(finding)}
             if draw.chance(40):
                 terms.append(conditions.key_test("sk"))
         return access, terms
@@ -677,53 +686,57 @@ class TypedFamily:
 
 
 def classify(program: Program, mismatch: Mismatch) -> str:
+    """The finding a disagreement is an instance of (by the shapes of its statement and what
+    DynamoDB's side answered), or NEW and what it is."""
     shapes = mismatch.step.shapes if mismatch.step is not None else frozenset()
     everything = program.shapes
     got, expected = mismatch.dynamodb, mismatch.sqlite
+    if got is not None and got.kind == "refused":
+        return "NEW: a refusal after the statement was sent"
     if mismatch.phase == "deferred":
         if "delete-after-dup" in everything:
             return "finding-5"
         return "NEW: a duplicate key inside a transaction is not an IntegrityError by the commit"
     if mismatch.phase == "table":
-        if "float-compare" in everything and program.in_transaction:
-            return "finding-1"
+        for finding, shape in TRANSACTION_SHAPES.items():
+            if shape in everything and program.in_transaction:
+                return finding
         return "NEW: the final tables differ"
     assert got is not None and expected is not None
     message = got.message
     if got.kind == "ok" and got.value == -1:
         return "finding-4"
-    if "float-compare" in shapes and program.in_transaction:
-        return "finding-1"
-    if "not-in-null" in shapes:
-        return "finding-2"
-    if "ne-null-parameter" in shapes:
-        return "new-ne-null-parameter"
+    if "index" in shapes and ("does not match schema type" in message or "InternalFailure" in message):
+        for finding, shape in INDEX_SHAPES.items():
+            if shape in shapes:
+                return finding
+    for finding, shape in SHAPES.items():  # a test that should be refused, or NULL's meaning
+        if shape in shapes:
+            return finding
+    if program.in_transaction:
+        for finding, shape in TRANSACTION_SHAPES.items():
+            if shape in shapes:
+                return finding
     if "count" in shapes and got.kind == "ok" and got.value == [] and expected.value == [(0,)]:
         return "finding-3"
+    if program.in_transaction and "executemany" in shapes and got.kind == expected.kind == "ok":
+        return "finding-6"  # every parameter set counted, the ones that match nothing too
     if got.value == "StaleDataError" and "executemany" in everything:
         return "finding-6"
     if "paginate-limit" in shapes:
         return "finding-16"
+    reordered = same_rows(expected.value, got.value)
     if (
         "desc" in shapes
         and ("page-size" in shapes or "paginate" in shapes)
-        and (same_rows(expected.value, got.value) or "limit" in shapes)
+        and (reordered or "limit" in shapes)
     ):
         return "finding-15"
-    keyed = sorted(INDEX_KEY_SHAPES.values() & shapes) if "index" in shapes else []
-    if keyed and ("does not match schema type" in message or "InternalFailure" in message):
-        return INDEX_KEY_FINDINGS[keyed[0]]
     if "Multiple conditions on same key" in message:
         return "new-write-key-retest"
     if {"index", "desc"} <= shapes and "InternalFailure" in message:
         return "new-index-desc-projection"
-    what = next(
-        (
-            s
-            for s in ("read", "count", "paginate", "insert", "update", "delete", "partial-key")
-            if s in shapes
-        ),
-        "commit",
-    )
+    kinds = ("read", "count", "paginate", "insert", "update", "delete", "partial-key")
+    what = next((kind for kind in kinds if kind in shapes), "commit")
     answer = got.kind if got.kind != "ok" else "another answer"
     return f"NEW: {what}: {answer}{' ' + str(got.value) if got.kind != 'ok' else ''}"

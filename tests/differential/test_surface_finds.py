@@ -1,0 +1,361 @@
+"""The surface differential finds what it is for.
+
+- It generates every operator the compiler accepts: each operator (and DynamoDB function) that
+  sa_dynamo compiles on a column of the typed table appears, on that column, in the conditions
+  the generator draws.
+- It finds findings 1, 2, 5 and 7 of issue 26 when their bugs are switched back in. Each bug is
+  planted as the wrong answer it gave (below), on top of whatever sa_dynamo answers, with every
+  shape generated (no finding switched off); the run must report a disagreement classified as
+  that finding. On a branch where the finding is still open, the real bug answers the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import uuid
+import warnings
+from collections.abc import Callable, Iterator
+from decimal import ROUND_HALF_EVEN, Decimal
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import Engine, Table, and_, create_engine, event, func, not_, select
+from sqlalchemy.exc import ArgumentError, CompileError, SADeprecationWarning
+from sqlalchemy.sql import elements, functions, operators, visitors
+
+from sa_dynamo.dialect.base import DynamoDBDialect
+
+from .conditions import Conditions
+from .judge import Draw, Judge, Program, Report, Step, run_programs
+from .models_family import ModeledFamily, seed
+from .surface_models import dynamodb_models, sqlite_models
+from .surface_types import COLUMNS, POOLS, base_rows, make_models
+from .types_family import TypedFamily, case_sensitive_like
+
+EVERYTHING: frozenset[str] = frozenset()  # no finding switched off: every shape generated
+
+# --- every operator the compiler accepts is generated ----------------------------------------
+
+# Each way SQLAlchemy (and DynamoDB's own functions) can test a column, with a sample value.
+CANDIDATES: dict[str, Callable[[Any, Any], Any]] = {
+    "==": lambda c, v: c == v,
+    "!=": lambda c, v: c != v,
+    "<": lambda c, v: c < v,
+    "<=": lambda c, v: c <= v,
+    ">": lambda c, v: c > v,
+    ">=": lambda c, v: c >= v,
+    "in": lambda c, v: c.in_([v]),
+    "not in": lambda c, v: c.not_in([v]),
+    "is null": lambda c, v: c.is_(None),
+    "is not null": lambda c, v: c.is_not(None),
+    "is true": lambda c, v: c.is_(True),
+    "is distinct from": lambda c, v: c.is_distinct_from(v),
+    "is not distinct from": lambda c, v: c.is_not_distinct_from(v),
+    "between": lambda c, v: c.between(v, v),
+    "not between": lambda c, v: not_(c.between(v, v)),
+    "like": lambda c, v: c.like("a%"),
+    "not like": lambda c, v: c.not_like("a%"),
+    "ilike": lambda c, v: c.ilike("a%"),
+    "startswith": lambda c, v: c.startswith("a"),
+    "not startswith": lambda c, v: not_(c.startswith("a")),
+    "istartswith": lambda c, v: c.istartswith("a"),
+    "endswith": lambda c, v: c.endswith("a"),
+    "contains": lambda c, v: c.contains("a"),
+    "not contains": lambda c, v: not_(c.contains("a")),
+    "icontains": lambda c, v: c.icontains("a"),
+    "match": lambda c, v: c.match("a"),
+    "regexp": lambda c, v: c.regexp_match("a"),
+    "bare": lambda c, v: c,
+    "not bare": lambda c, v: not_(c),
+    "json element": lambda c, v: c["n"].as_integer() == 1,
+    "json path": lambda c, v: c[("l", 0)].as_integer() == 1,
+    "size": lambda c, v: func.size(c) == 1,
+    "attribute_exists": lambda c, v: func.attribute_exists(c),
+    "attribute_not_exists": lambda c, v: func.attribute_not_exists(c),
+    "attribute_type": lambda c, v: func.attribute_type(c, "S"),
+    "begins_with": lambda c, v: func.begins_with(c, "a"),
+    "contains()": lambda c, v: func.contains(c, "a"),
+}
+
+
+def signature(clause: Any) -> set[tuple[str, str]]:
+    """The (column, operator) pairs a condition is made of: each binary operator, unary
+    operator and function with the column it tests, and a bare Boolean column."""
+    found: set[tuple[str, str]] = set()
+
+    def column_of(element: Any) -> str | None:
+        for inner in visitors.iterate(element):
+            if isinstance(inner, elements.ColumnClause) and not inner.is_literal:
+                return inner.name
+        return None
+
+    for element in visitors.iterate(clause):
+        name = column_of(element)
+        if name is None:
+            continue
+        operator = getattr(element, "operator", None)
+        if (
+            isinstance(element, (elements.BinaryExpression, elements.UnaryExpression))
+            and operator is not None
+        ):
+            found.add((name, getattr(operator, "__name__", str(operator))))
+        elif isinstance(element, functions.FunctionElement):
+            found.add((name, element.name.lower()))
+    if isinstance(clause, elements.ColumnClause):
+        found.add((clause.name, "bare"))
+    return found
+
+
+def accepted(table: Table) -> dict[tuple[str, str], str]:
+    """Each (column, operator) pair of a candidate the compiler accepts on a typed column,
+    with the candidate's name."""
+    dialect = DynamoDBDialect()
+    found: dict[tuple[str, str], str] = {}
+    for column in COLUMNS:
+        sample = POOLS[column].stored[0]
+        for name, build in CANDIDATES.items():
+            try:
+                with warnings.catch_warnings():  # what SQLAlchemy deprecates for the type, it lacks
+                    warnings.simplefilter("error", SADeprecationWarning)
+                    clause = build(table.c[column], sample)
+                select(table).where(table.c.pk == "P0", clause).compile(dialect=dialect)
+            except (CompileError, ArgumentError, NotImplementedError, TypeError, AttributeError, ValueError):
+                continue  # refused (or SQLAlchemy has no such test of this type)
+            except SADeprecationWarning:
+                continue
+            for pair in signature(clause):
+                found.setdefault(pair, f"{name} on {column}")
+    return found
+
+
+def test_the_generator_reaches_every_operator_the_compiler_accepts() -> None:
+    """Each (column, operator) pair of a test the compiler accepts is one the generator draws
+    (each of its operations built once per example, with operands hypothesis draws)."""
+    table, _ = make_models("operators")
+    generated: set[tuple[str, str]] = set()
+
+    @settings(
+        max_examples=30,
+        derandomize=True,
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(st.data())
+    def every_operation(data: st.DataObject) -> None:
+        conditions = Conditions(Draw(data), table)
+        for column in COLUMNS:
+            for operation in conditions.operations(column):
+                generated.update(signature(conditions.build(column, operation).dynamodb))
+
+    every_operation()
+    wanted = accepted(table)
+    assert len(wanted) > 150  # the candidates compile on most columns
+    missing = sorted(f"{what} {pair}" for pair, what in wanted.items() if pair not in generated)
+    assert missing == [], f"the compiler accepts these, the differential never generates them: {missing}"
+
+
+# --- findings 1, 2, 5 and 7, switched back in -----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def typed(endpoint_url: str) -> Iterator[tuple[Engine, Engine, Table, type]]:
+    table, row = make_models(f"finds_{uuid.uuid4().hex[:8]}")
+    sqlite = create_engine("sqlite://")
+    case_sensitive_like(sqlite)
+    dynamodb = create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}", dynamodb_scan="allow")
+    for engine in (sqlite, dynamodb):
+        table.metadata.create_all(engine)
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.execute(table.insert(), base_rows())
+    yield sqlite, dynamodb, table, row
+    table.metadata.drop_all(dynamodb)
+    for engine in (sqlite, dynamodb):
+        engine.dispose()
+
+
+def _run_typed(
+    typed: tuple[Engine, Engine, Table, type],
+    weights: dict[str, int],
+    programs: int,
+    plant: Callable[[Step, Program], Step] | None = None,
+) -> tuple[Report, TypedFamily]:
+    sqlite, dynamodb, table, row = typed
+    family = TypedFamily(table, row, sqlite, dynamodb, switched_off=EVERYTHING, weights=weights)
+    report = Report("planted")
+    run_programs(Judge(family, sqlite, dynamodb, report, (6, 16), plant), programs, derandomize=True)
+    return report, family
+
+
+def _planted(report: Report) -> list[Any]:
+    return [
+        d for d in report.disagreements if d.mismatch.step is not None and "planted" in d.mismatch.step.shapes
+    ]
+
+
+def float_compare_in_transactions(step: Step, program: Program) -> Step:
+    """Finding 1: inside a transaction, == and >= on a Float, Double or Numeric(asdecimal=False)
+    column compared the stored Decimal with the float: an UPDATE or DELETE matched nothing and
+    its write was dropped, a read lost the rows the transaction wrote."""
+    if not (program.in_transaction and "float-compare" in step.shapes):
+        return step
+    if {"update", "delete"} & step.shapes:
+        return dataclasses.replace(step, dynamodb=lambda session: 0, shapes=step.shapes | {"planted"})
+    if "read" in step.shapes:
+        read = step.dynamodb
+
+        def losing_written(session: Any) -> Any:
+            rows = read(session)
+            if not isinstance(rows, list):
+                return rows
+            return [row for row in rows if (row[0], row[1]) not in program.written]
+
+        return dataclasses.replace(step, dynamodb=losing_written, shapes=step.shapes | {"planted"})
+    return step
+
+
+def test_finding_1_float_compare_in_a_transaction_is_found(typed: tuple[Engine, Engine, Table, type]) -> None:
+    weights = {"update": 5, "delete": 3, "insert": 3, "read": 3}
+    report, _ = _run_typed(typed, weights, 20, float_compare_in_transactions)
+    assert _planted(report), "the generator made no UPDATE, DELETE or read comparing a float in a transaction"
+    assert report.findings["finding-1"] > 0, report.failure()
+
+
+def _without_nulls(statement: Any) -> Any:
+    """The statement with None taken out of every IN list: SQL's x NOT IN (a, NULL) is never
+    true, finding 2 answered as for x NOT IN (a)."""
+
+    def replace(element: Any) -> Any:
+        if (
+            isinstance(element, elements.BindParameter)
+            and element.expanding
+            and isinstance(element.value, list)
+            and None in element.value
+        ):
+            return element._with_value([v for v in element.value if v is not None], maintain_key=True)
+        return None
+
+    return visitors.replacement_traverse(statement, {}, replace)
+
+
+@pytest.fixture
+def null_in_not_in(typed: tuple[Engine, Engine, Table, type]) -> Iterator[None]:
+    """Finding 2 switched back in: DynamoDB's side runs every statement with the NULLs of its
+    IN lists dropped."""
+    dynamodb = typed[1]
+
+    def rewrite(conn: Any, statement: Any, multiparams: Any, params: Any, options: Any) -> Any:
+        return _without_nulls(statement), multiparams, params
+
+    event.listen(dynamodb, "before_execute", rewrite, retval=True)
+    yield
+    event.remove(dynamodb, "before_execute", rewrite)
+
+
+def test_finding_2_null_in_not_in_is_found(
+    typed: tuple[Engine, Engine, Table, type], null_in_not_in: None
+) -> None:
+    report, _ = _run_typed(typed, {"read": 4, "count": 2, "update": 2, "delete": 1}, 12)
+    assert report.shapes["not-in-null"] > 0, "the generator made no NOT IN with a NULL"
+    assert report.findings["finding-2"] > 0, report.failure()
+
+
+def duplicate_insert_then_delete(step: Step, program: Program) -> Step:
+    """Finding 5: an INSERT of a stored key and a DELETE of it in one transaction cancelled out,
+    nothing of either was sent, and the commit succeeded with the old item still there."""
+    if (
+        program.in_transaction
+        and "executemany" not in step.shapes
+        and {"dup-insert", "delete-after-dup"} & step.shapes
+    ):
+        return dataclasses.replace(step, dynamodb=lambda session: 1, shapes=step.shapes | {"planted"})
+    return step
+
+
+def test_finding_5_insert_then_delete_of_a_stored_key_is_found(
+    typed: tuple[Engine, Engine, Table, type],
+) -> None:
+    report, _ = _run_typed(typed, {"insert": 6, "delete": 4, "read": 1}, 20, duplicate_insert_then_delete)
+    shapes = {shape for d in report.disagreements for shape in d.program.shapes}
+    assert {"dup-insert", "delete-after-dup"} <= shapes, (
+        "the generator made no INSERT of a stored key then DELETE"
+    )
+    assert report.findings["finding-5"] > 0, report.failure()
+
+
+@pytest.fixture(scope="module")
+def modeled(endpoint_url: str) -> Iterator[tuple[Engine, Engine, SimpleNamespace, SimpleNamespace]]:
+    on_dynamodb, on_sqlite = dynamodb_models(f"finds_{uuid.uuid4().hex[:8]}"), sqlite_models()
+    sqlite = create_engine("sqlite://")
+    dynamodb = create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}", dynamodb_scan="allow")
+    for engine, models in ((sqlite, on_sqlite), (dynamodb, on_dynamodb)):
+        models.Base.metadata.create_all(engine)
+        seed(engine, models, fine=True)
+    yield sqlite, dynamodb, on_dynamodb, on_sqlite
+    on_dynamodb.Base.metadata.drop_all(dynamodb)
+    for models in (on_dynamodb, on_sqlite):
+        models.Base.registry.dispose()
+    for engine in (sqlite, dynamodb):
+        engine.dispose()
+
+
+def _formatted_key(product: Any, name: str, operator: Any, value: Any) -> Any:
+    """The key condition finding 7 derived from a range on a template's source and trusted as
+    exact: the bound formatted as the sort key formats it (half-even to two places, no
+    sub-seconds)."""
+    if name == "price":
+        key = product.gsi2sk
+        text = "PRICE#" + format(Decimal(value).quantize(Decimal("0.01"), ROUND_HALF_EVEN), "010.2f")
+    else:
+        key, text = product.gsi3sk, format(value, "%Y-%m-%dT%H:%M:%S")
+    return operator(key, text)
+
+
+@pytest.fixture
+def precision_losing_keys(modeled: tuple[Engine, Engine, SimpleNamespace, SimpleNamespace]) -> Iterator[None]:
+    """Finding 7 switched back in: a category query with a range on price or added also
+    requires the formatted key to be in the range of the formatted bound."""
+    dynamodb, product = modeled[1], modeled[2].Product
+    table = product.__table__
+
+    def rewrite(conn: Any, statement: Any, multiparams: Any, params: Any, options: Any) -> Any:
+        where = getattr(statement, "whereclause", None)
+        terms = list(where.clauses) if isinstance(where, elements.BooleanClauseList) else [where]
+        pins_category = any(
+            isinstance(t, elements.BinaryExpression) and getattr(t.left, "name", None) == "category"
+            for t in terms
+        )
+        for term in terms if pins_category else []:
+            if (
+                isinstance(term, elements.BinaryExpression)
+                and getattr(term.left, "table", None) is table
+                and term.left.name in ("price", "added")
+                and term.operator in (operators.eq, operators.lt, operators.le, operators.gt, operators.ge)
+                and isinstance(term.right, elements.BindParameter)
+                and isinstance(term.right.value, (Decimal, datetime.datetime))
+            ):
+                key = _formatted_key(product, term.left.name, term.operator, term.right.value)
+                return statement.where(and_(key)), multiparams, params
+        return statement, multiparams, params
+
+    event.listen(dynamodb, "before_execute", rewrite, retval=True)
+    yield
+    event.remove(dynamodb, "before_execute", rewrite)
+
+
+def test_finding_7_precision_losing_key_formats_are_found(
+    modeled: tuple[Engine, Engine, SimpleNamespace, SimpleNamespace], precision_losing_keys: None
+) -> None:
+    sqlite, dynamodb, on_dynamodb, on_sqlite = modeled
+    family = ModeledFamily(
+        on_dynamodb, on_sqlite, sqlite, dynamodb, switched_off=EVERYTHING, weights={"read": 4, "change": 1}
+    )
+    report = Report("planted")
+    run_programs(Judge(family, sqlite, dynamodb, report, (4, 10)), 20, derandomize=True)
+    assert report.shapes["fine-bound"] > 0, "the generator made no range finer than a key format"
+    assert report.findings["finding-7"] > 0, report.failure()
