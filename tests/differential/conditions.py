@@ -117,6 +117,7 @@ class Conditions:
     lists: bool = True  # IN lists (an executemany cannot expand them)
     keys: bool = True  # tests of the key attributes
     entity: Any = None  # an ORM class: conditions on its attributes, not on the table's columns
+    focus: tuple[str, ...] = ()  # operations drawn half the time where a column has them
     used: set[str] = field(default_factory=set)  # the operations drawn, as kind:operation
 
     def column(self, name: str) -> Any:
@@ -147,8 +148,20 @@ class Conditions:
                 return cond
         return self.key_test("sk") if self.keys else self._test("s", negated)
 
+    def equals(self, name: str, value: Any) -> Cond | None:
+        """``name == value`` (IS NULL for None), as an application tests a value it read or
+        wrote; None when that shape is excluded."""
+        column, text, kind = self.column(name), f"{self.prefix}.{name}", POOLS[name].kind
+        if value is None:
+            return same(f"{text}.is_(None)", column.is_(None), (), (name,))
+        shapes = {"float": ("float-compare",), "json": ("document-compare",), "set": ("document-compare",)}
+        cond = same(f"{text} == {py(value)}", column == value, shapes.get(kind, ()), (name,))
+        return None if cond.shapes & self.excluded else cond
+
     def _test(self, name: str, negated: bool) -> Cond:
-        operation = self.draw.choice(self.operations(name))
+        operations = self.operations(name)
+        focused = [operation for operation in operations if operation in self.focus]
+        operation = self.draw.choice(focused if focused and self.draw.chance(50) else operations)
         if not self.lists and operation in ("in", "not_in", "json_in", "document_in", "document_not_in"):
             operation = "is_null"
         return self.build(name, operation)

@@ -120,11 +120,15 @@ class ModeledFamily:
         dynamodb: Engine,
         switched_off: frozenset[str] | None = None,
         weights: dict[str, int] | None = None,
+        access: dict[str, int] | None = None,
     ):
+        """``weights``: how often each statement kind is drawn (WEIGHTS unless given);
+        ``access``: how often a read goes by sku, category, listing or scan."""
         self.models = {"dynamodb": dynamodb_models, "sqlite": sqlite_models}
         self.sqlite, self.dynamodb = sqlite, dynamodb
         self.switched_off = switched_off
         self.weights = weights or WEIGHTS  # statement kinds, by how often they are drawn
+        self.access = access or {"sku": 2, "category": 5, "listing": 2, "scan": 1}
         self.fine = not self.open("finding-7")
         self.used: set[str] = set()
 
@@ -311,7 +315,7 @@ class ModeledFamily:
         """How a product read reaches its items: by sku, by category (an index sorted by a
         template's source), by the computed listing key, or a scan."""
         d, s = (self.models[side].Product for side in ("dynamodb", "sqlite"))
-        how = draw.weighted({"sku": 2, "category": 5, "listing": 2, "scan": 1})
+        how = draw.weighted(self.access)
         if how == "sku":
             chosen = draw.some(SKUS, 1, 4)
             if len(chosen) == 1:

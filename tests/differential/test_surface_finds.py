@@ -4,9 +4,10 @@
   sa_dynamo compiles on a column of the typed table appears, on that column, in the conditions
   the generator draws.
 - It finds findings 1, 2, 5 and 7 of issue 26 when their bugs are switched back in. Each bug is
-  planted as the wrong answer it gave (below), on top of whatever sa_dynamo answers, with every
-  shape generated (no finding switched off); the run must report a disagreement classified as
-  that finding. On a branch where the finding is still open, the real bug answers the same way.
+  planted as the wrong answer it gave (below), on top of whatever sa_dynamo answers, with its
+  shapes generated (the finding switched on, the other open ones off); the run must report a
+  disagreement classified as that finding. Where the finding is still open, the real bug
+  answers the same way.
 """
 
 from __future__ import annotations
@@ -31,12 +32,17 @@ from sa_dynamo.dialect.base import DynamoDBDialect
 
 from .conditions import Conditions
 from .judge import Draw, Judge, Program, Report, Step, run_programs
+from .known_open import open_findings
 from .models_family import ModeledFamily, seed
 from .surface_models import dynamodb_models, sqlite_models
 from .surface_types import COLUMNS, POOLS, base_rows, make_models
 from .types_family import TypedFamily, case_sensitive_like
 
-EVERYTHING: frozenset[str] = frozenset()  # no finding switched off: every shape generated
+
+def switched_on(finding: str) -> frozenset[str]:
+    """The findings to leave out while ``finding`` is planted: the open ones, but not it."""
+    return open_findings() - {finding}
+
 
 # --- every operator the compiler accepts is generated ----------------------------------------
 
@@ -181,12 +187,16 @@ def typed(endpoint_url: str) -> Iterator[tuple[Engine, Engine, Table, type]]:
 
 def _run_typed(
     typed: tuple[Engine, Engine, Table, type],
+    finding: str,
     weights: dict[str, int],
     programs: int,
     plant: Callable[[Step, Program], Step] | None = None,
+    focus: tuple[str, ...] = (),
 ) -> tuple[Report, TypedFamily]:
     sqlite, dynamodb, table, row = typed
-    family = TypedFamily(table, row, sqlite, dynamodb, switched_off=EVERYTHING, weights=weights)
+    family = TypedFamily(
+        table, row, sqlite, dynamodb, switched_off=switched_on(finding), weights=weights, focus=focus
+    )
     report = Report("planted")
     run_programs(Judge(family, sqlite, dynamodb, report, (6, 16), plant), programs, derandomize=True)
     return report, family
@@ -221,14 +231,15 @@ def float_compare_in_transactions(step: Step, program: Program) -> Step:
 
 def test_finding_1_float_compare_in_a_transaction_is_found(typed: tuple[Engine, Engine, Table, type]) -> None:
     weights = {"update": 5, "delete": 3, "insert": 3, "read": 3}
-    report, _ = _run_typed(typed, weights, 20, float_compare_in_transactions)
+    report, _ = _run_typed(typed, "finding-1", weights, 20, float_compare_in_transactions)
     assert _planted(report), "the generator made no UPDATE, DELETE or read comparing a float in a transaction"
     assert report.findings["finding-1"] > 0, report.failure()
 
 
-def _without_nulls(statement: Any) -> Any:
-    """The statement with None taken out of every IN list: SQL's x NOT IN (a, NULL) is never
-    true, finding 2 answered as for x NOT IN (a)."""
+def _without_nulls(statement: Any) -> tuple[Any, int]:
+    """The statement with None taken out of every IN list (SQL's x NOT IN (a, NULL) is never
+    true, finding 2 answered as for x NOT IN (a)), and how many lists lost one."""
+    changed = []
 
     def replace(element: Any) -> Any:
         if (
@@ -237,31 +248,37 @@ def _without_nulls(statement: Any) -> Any:
             and isinstance(element.value, list)
             and None in element.value
         ):
+            changed.append(element)
             return element._with_value([v for v in element.value if v is not None], maintain_key=True)
         return None
 
-    return visitors.replacement_traverse(statement, {}, replace)
+    return visitors.replacement_traverse(statement, {}, replace), len(changed)
 
 
 @pytest.fixture
-def null_in_not_in(typed: tuple[Engine, Engine, Table, type]) -> Iterator[None]:
+def null_in_not_in(typed: tuple[Engine, Engine, Table, type]) -> Iterator[list[int]]:
     """Finding 2 switched back in: DynamoDB's side runs every statement with the NULLs of its
-    IN lists dropped."""
-    dynamodb = typed[1]
+    IN lists dropped. Yields how many lists each changed statement had."""
+    dynamodb, planted = typed[1], []
 
     def rewrite(conn: Any, statement: Any, multiparams: Any, params: Any, options: Any) -> Any:
-        return _without_nulls(statement), multiparams, params
+        statement, changed = _without_nulls(statement)
+        if changed:
+            planted.append(changed)
+        return statement, multiparams, params
 
     event.listen(dynamodb, "before_execute", rewrite, retval=True)
-    yield
+    yield planted
     event.remove(dynamodb, "before_execute", rewrite)
 
 
 def test_finding_2_null_in_not_in_is_found(
-    typed: tuple[Engine, Engine, Table, type], null_in_not_in: None
+    typed: tuple[Engine, Engine, Table, type], null_in_not_in: list[int]
 ) -> None:
-    report, _ = _run_typed(typed, {"read": 4, "count": 2, "update": 2, "delete": 1}, 12)
+    weights = {"read": 4, "count": 2, "update": 2, "delete": 1}
+    report, _ = _run_typed(typed, "finding-2", weights, 12, focus=("not_in", "in"))
     assert report.shapes["not-in-null"] > 0, "the generator made no NOT IN with a NULL"
+    assert null_in_not_in, "no statement was sent with a NULL in an IN list"
     assert report.findings["finding-2"] > 0, report.failure()
 
 
@@ -280,7 +297,9 @@ def duplicate_insert_then_delete(step: Step, program: Program) -> Step:
 def test_finding_5_insert_then_delete_of_a_stored_key_is_found(
     typed: tuple[Engine, Engine, Table, type],
 ) -> None:
-    report, _ = _run_typed(typed, {"insert": 6, "delete": 4, "read": 1}, 20, duplicate_insert_then_delete)
+    report, _ = _run_typed(
+        typed, "finding-5", {"insert": 6, "delete": 4, "read": 1}, 20, duplicate_insert_then_delete
+    )
     shapes = {shape for d in report.disagreements for shape in d.program.shapes}
     assert {"dup-insert", "delete-after-dup"} <= shapes, (
         "the generator made no INSERT of a stored key then DELETE"
@@ -317,10 +336,12 @@ def _formatted_key(product: Any, name: str, operator: Any, value: Any) -> Any:
 
 
 @pytest.fixture
-def precision_losing_keys(modeled: tuple[Engine, Engine, SimpleNamespace, SimpleNamespace]) -> Iterator[None]:
+def precision_losing_keys(
+    modeled: tuple[Engine, Engine, SimpleNamespace, SimpleNamespace],
+) -> Iterator[list[Any]]:
     """Finding 7 switched back in: a category query with a range on price or added also
     requires the formatted key to be in the range of the formatted bound."""
-    dynamodb, product = modeled[1], modeled[2].Product
+    dynamodb, product, planted = modeled[1], modeled[2].Product, []
     table = product.__table__
 
     def rewrite(conn: Any, statement: Any, multiparams: Any, params: Any, options: Any) -> Any:
@@ -333,29 +354,37 @@ def precision_losing_keys(modeled: tuple[Engine, Engine, SimpleNamespace, Simple
         for term in terms if pins_category else []:
             if (
                 isinstance(term, elements.BinaryExpression)
-                and getattr(term.left, "table", None) is table
+                and getattr(getattr(term.left, "table", None), "name", None) == table.name
                 and term.left.name in ("price", "added")
                 and term.operator in (operators.eq, operators.lt, operators.le, operators.gt, operators.ge)
                 and isinstance(term.right, elements.BindParameter)
                 and isinstance(term.right.value, (Decimal, datetime.datetime))
             ):
                 key = _formatted_key(product, term.left.name, term.operator, term.right.value)
+                planted.append(key)
                 return statement.where(and_(key)), multiparams, params
         return statement, multiparams, params
 
     event.listen(dynamodb, "before_execute", rewrite, retval=True)
-    yield
+    yield planted
     event.remove(dynamodb, "before_execute", rewrite)
 
 
 def test_finding_7_precision_losing_key_formats_are_found(
-    modeled: tuple[Engine, Engine, SimpleNamespace, SimpleNamespace], precision_losing_keys: None
+    modeled: tuple[Engine, Engine, SimpleNamespace, SimpleNamespace], precision_losing_keys: list[Any]
 ) -> None:
     sqlite, dynamodb, on_dynamodb, on_sqlite = modeled
     family = ModeledFamily(
-        on_dynamodb, on_sqlite, sqlite, dynamodb, switched_off=EVERYTHING, weights={"read": 4, "change": 1}
+        on_dynamodb,
+        on_sqlite,
+        sqlite,
+        dynamodb,
+        switched_off=switched_on("finding-7"),
+        weights={"read": 1},
+        access={"category": 1},
     )
     report = Report("planted")
-    run_programs(Judge(family, sqlite, dynamodb, report, (4, 10)), 20, derandomize=True)
+    run_programs(Judge(family, sqlite, dynamodb, report, (4, 10)), 30, derandomize=True)
     assert report.shapes["fine-bound"] > 0, "the generator made no range finer than a key format"
+    assert precision_losing_keys, "no category query with a range on price or added was sent"
     assert report.findings["finding-7"] > 0, report.failure()

@@ -127,8 +127,12 @@ class TypedFamily:
         dynamodb: Engine,
         switched_off: frozenset[str] | None = None,
         weights: dict[str, int] | None = None,
+        focus: tuple[str, ...] = (),
     ):
+        """``weights``: how often each statement kind is drawn (WEIGHTS unless given);
+        ``focus``: condition operations drawn half the time (test_surface_finds.py)."""
         self.t, self.Row = table, row
+        self.focus = focus
         self.sqlite, self.dynamodb = sqlite, dynamodb
         self.switched_off = switched_off
         self.weights = weights or WEIGHTS  # statement kinds, by how often they are drawn
@@ -186,7 +190,7 @@ class TypedFamily:
             **(INDEX_SHAPES if index else {}),
         }
         excluded = frozenset(shape for finding, shape in shapes.items() if self.open(finding))
-        return Conditions(draw, self.t, excluded=excluded, used=self.used)
+        return Conditions(draw, self.t, excluded=excluded, focus=self.focus, used=self.used)
 
     def _stored(self, program: Program) -> set[tuple[str, int]]:
         t = self.t
@@ -215,6 +219,17 @@ class TypedFamily:
     def _values(self, draw: Draw) -> dict[str, Any]:
         names = draw.some(COLUMNS, 1, 3)
         return {name: None if draw.chance(20) else draw.choice(POOLS[name].stored) for name in names}
+
+    def _current(self, draw: Draw, program: Program, key: tuple[str, int], orm: bool = False) -> list[Cond]:
+        """A test that a column holds the value it holds now (SQLite's side knows it), as an
+        application checks what it read before it writes: [] when the key holds no item."""
+        name = draw.choice(COLUMNS)
+        t = self.t
+        found = program.judged.execute(select(t.c[name]).where(t.c.pk == key[0], t.c.sk == key[1])).first()
+        conditions = self._conditions(draw, program)
+        conditions.entity = self.Row if orm else None
+        cond = None if found is None else conditions.equals(name, found[0])
+        return [] if cond is None else [cond]
 
     def _extra(
         self, draw: Draw, program: Program, percent: int, orm: bool = False, lists: bool = True
@@ -311,6 +326,8 @@ class TypedFamily:
         access, terms = self._access(draw, program, conditions)
         if draw.chance(75 if access == "scan" else 60):
             terms.append(conditions.condition(draw.integer(0, 2)))
+        if program.written and draw.chance(30):  # read back what this program wrote
+            terms += self._current(draw, program, draw.choice(sorted(program.written)))
         shown = [] if draw.chance(60) else sorted(set(draw.some(COLUMNS, 1, 3)))
         shapes: set[str] = set()
         order, ordering, ordering_text, options = "key", [], [], {}
@@ -491,7 +508,8 @@ class TypedFamily:
 
     def _update(self, draw: Draw, program: Program) -> Step:
         key, shapes = self._target(draw, program, 85)
-        terms = self._key_terms(key) + self._extra(draw, program, 50)
+        extra = self._current(draw, program, key) if draw.chance(30) else self._extra(draw, program, 50)
+        terms = self._key_terms(key) + extra
         values = self._values(draw)
 
         def build(side: str) -> Any:
@@ -512,7 +530,8 @@ class TypedFamily:
         key, shapes = self._target(draw, program, 80)
         if "after-dup" in shapes:
             shapes.add("delete-after-dup")
-        terms = self._key_terms(key) + self._extra(draw, program, 40)
+        extra = self._current(draw, program, key) if draw.chance(30) else self._extra(draw, program, 40)
+        terms = self._key_terms(key) + extra
 
         def build(side: str) -> Any:
             return delete(self.t).where(*self._where(terms, side))
@@ -591,7 +610,12 @@ class TypedFamily:
 
     def _orm_update(self, draw: Draw, program: Program) -> Step:
         key, shapes = self._target(draw, program, 85)
-        terms = self._key_terms(key, orm=True) + self._extra(draw, program, 50, orm=True)
+        extra = (
+            self._current(draw, program, key, orm=True)
+            if draw.chance(30)
+            else self._extra(draw, program, 50, orm=True)
+        )
+        terms = self._key_terms(key, orm=True) + extra
         values, synchronize = self._values(draw), self._synchronize(draw)
 
         def build(side: str) -> Any:
@@ -616,7 +640,12 @@ class TypedFamily:
         key, shapes = self._target(draw, program, 80)
         if "after-dup" in shapes:
             shapes.add("delete-after-dup")
-        terms = self._key_terms(key, orm=True) + self._extra(draw, program, 40, orm=True)
+        extra = (
+            self._current(draw, program, key, orm=True)
+            if draw.chance(30)
+            else self._extra(draw, program, 40, orm=True)
+        )
+        terms = self._key_terms(key, orm=True) + extra
         synchronize = self._synchronize(draw)
 
         def build(side: str) -> Any:
