@@ -270,6 +270,8 @@ class Conditions:
         clause = getattr(column, method)(argument)
         if pool.kind == "set" and method == "contains":
             judged = self._member(column, operand, "set")
+        elif pool.kind == "binary" and not operand:
+            judged = column.is_not(None)
         elif pool.kind == "binary":
             if method == "contains":
                 judged = func.instr(column, operand) > 0
@@ -312,8 +314,10 @@ class Conditions:
             "binary",
         ):  # S or B: a prefix, a part, as SQLite's substr and instr find them
             operand = draw.choice(PREFIXES[name] if function == "begins_with" else PARTS[name])
-            if function == "begins_with":
-                judged: Any = func.substr(column, 1, len(operand)) == literal(operand)
+            if not operand:  # every value starts with "" (SQLite's substr of an empty blob is NULL)
+                judged: Any = column.is_not(None)
+            elif function == "begins_with":
+                judged = func.substr(column, 1, len(operand)) == literal(operand)
             else:
                 judged = func.instr(column, literal(operand)) > 0
             shapes: tuple[str, ...] = ()
@@ -370,11 +374,12 @@ class Conditions:
             element, values = JSON_PATHS[path][0](column), JSON_PATHS[path][1]
             if operation == "json_in":
                 chosen = draw.some(values, 1, 3)
-                return same(f"{text}{path}.in_({chosen!r})", element.in_(chosen))
+                return same(f"{text}{path}.in_({chosen!r})", element.in_(chosen), ("json-path",))
             op, value = draw.choice(COMPARISONS), draw.choice(values)
-            return same(f"{text}{path} {op} {value!r}", OPERATORS[op](element, value))
+            return same(f"{text}{path} {op} {value!r}", OPERATORS[op](element, value), ("json-path",))
         if operation == "json_is_null":
-            return same(f"{text}['n'].as_integer().is_(None)", column["n"].as_integer().is_(None))
+            clause = column["n"].as_integer().is_(None)
+            return same(f"{text}['n'].as_integer().is_(None)", clause, ("json-path",))
         documents = [v for v in pool.stored if v]
         if operation == "document":
             op, value = draw.choice(("==", "!=")), draw.choice(documents)
@@ -412,7 +417,8 @@ class Conditions:
                 return same(f"{text}.startswith('P')", column.startswith("P"), (), ("pk",))
             if operation == "between":
                 low, high = draw.choice(values), draw.choice(values)
-                return same(f"{text}.between({low!r}, {high!r})", column.between(low, high), (), ("pk",))
+                shapes = ("reversed-between",) if low > high else ()
+                return same(f"{text}.between({low!r}, {high!r})", column.between(low, high), shapes, ("pk",))
             value = draw.choice(values)
             return same(f"{text} {operation} {value!r}", OPERATORS[operation](column, value), (), ("pk",))
         operation = draw.choice((*COMPARISONS, "between", *lists))

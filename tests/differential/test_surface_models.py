@@ -20,9 +20,9 @@ from .known_open import is_open
 from .models_family import ModeledFamily, seed
 from .surface_models import dynamodb_models, sqlite_models
 
-PROGRAMS = 60
+PROGRAMS = 80
 LENGTH = (4, 14)
-MIN_STATEMENTS = 500
+MIN_STATEMENTS = 600
 MAX_REFUSED = 0.10
 
 

@@ -20,7 +20,7 @@ from .judge import Judge, Report, run_programs
 from .surface_types import COLUMNS, base_rows, make_models
 from .types_family import TypedFamily, case_sensitive_like
 
-PROGRAMS = 150  # hypothesis examples: one program each
+PROGRAMS = 200  # hypothesis examples: one program each
 LENGTH = (4, 16)  # statements per program
 MIN_STATEMENTS = 2000
 MAX_REFUSED = 0.10

@@ -70,6 +70,8 @@ TRANSACTION_SHAPES = {  # inside a transaction only
     "finding-1": "float-compare",
     "new-document-compare-in-transaction": "document-compare",
 }
+WRITE_SHAPES = {"new-json-path-in-write": "json-path"}  # in an UPDATE's or DELETE's WHERE only
+COUNT_SHAPES = {"finding-3": "reversed-between"}  # in a COUNT only: a WHERE known to match nothing
 INDEX_SHAPES = {  # in a read of the index by_i only
     "finding-17": "index-key-is-null",
     "new-index-key-null-parameter": "index-key-null-parameter",
@@ -90,7 +92,7 @@ WEIGHTS = {
     "orm_delete": 3,
     "partial_key": 1,
 }
-PAGE_SIZES = (1, 2, 3, 5, 7)
+PAGE_SIZES = (1, 2, 3, 3, 5, 5, 7)
 
 
 def case_sensitive_like(engine: Engine) -> None:
@@ -182,13 +184,10 @@ class TypedFamily:
 
     # --- drawing helpers -------------------------------------------------------------------
 
-    def _conditions(self, draw: Draw, program: Program, index: bool = False) -> Conditions:
-        """Conditions of the shapes this program may have: none of an open finding's."""
-        shapes = {
-            **SHAPES,
-            **(TRANSACTION_SHAPES if program.in_transaction else {}),
-            **(INDEX_SHAPES if index else {}),
-        }
+    def _conditions(self, draw: Draw, program: Program, where: dict[str, str] | None = None) -> Conditions:
+        """Conditions of the shapes this program may have: none of an open finding's
+        (``where``: the shapes of findings of the statement at hand)."""
+        shapes = {**SHAPES, **(TRANSACTION_SHAPES if program.in_transaction else {}), **(where or {})}
         excluded = frozenset(shape for finding, shape in shapes.items() if self.open(finding))
         return Conditions(draw, self.t, excluded=excluded, focus=self.focus, used=self.used)
 
@@ -197,15 +196,13 @@ class TypedFamily:
         return {tuple(row) for row in program.judged.execute(select(t.c.pk, t.c.sk))}
 
     def _key(self, draw: Draw, program: Program, existing: bool) -> tuple[str, int]:
+        """A stored key, or a free one; never (while finding 5 is open) the key of an INSERT
+        SQLite refused as a duplicate in this transaction."""
         stored = self._stored(program)
-        pool = (
-            sorted(stored)
-            if existing
-            else [(p, k) for p in PARTITIONS for k in SORT_KEYS if (p, k) not in stored]
-        )
-        if not pool:
-            pool = [(p, k) for p in PARTITIONS for k in SORT_KEYS]
-        return draw.choice(pool)
+        avoided = program.deferred_keys if self.open("finding-5") else set()
+        every = [(p, k) for p in PARTITIONS for k in SORT_KEYS if (p, k) not in avoided]
+        pool = sorted(stored - avoided) if existing else [key for key in every if key not in stored]
+        return draw.choice(pool or every)
 
     def _row(self, draw: Draw, key: tuple[str, int]) -> dict[str, Any]:
         row: dict[str, Any] = {"pk": key[0], "sk": key[1]}
@@ -239,7 +236,7 @@ class TypedFamily:
         cannot expand)."""
         if not draw.chance(percent):
             return []
-        conditions = self._conditions(draw, program)
+        conditions = self._conditions(draw, program, WRITE_SHAPES)
         conditions.lists = lists
         conditions.entity = self.Row if orm else None
         portable = orm
@@ -316,13 +313,12 @@ class TypedFamily:
         elif access == "index":
             value = draw.choice(POOLS["i"].stored)
             terms.append(same(f"t.c.i == {value!r}", t.c.i == value, ("index",), ("i",)))
-            conditions.excluded |= {shape for finding, shape in INDEX_SHAPES.items() if self.open(finding)}
             if draw.chance(40):
                 terms.append(conditions.key_test("sk"))
         return access, terms
 
     def _read(self, draw: Draw, program: Program) -> Step:
-        t, conditions = self.t, self._conditions(draw, program)
+        t, conditions = self.t, self._conditions(draw, program, INDEX_SHAPES)
         access, terms = self._access(draw, program, conditions)
         if draw.chance(75 if access == "scan" else 60):
             terms.append(conditions.condition(draw.integer(0, 2)))
@@ -386,7 +382,7 @@ class TypedFamily:
         )
 
     def _count(self, draw: Draw, program: Program) -> Step:
-        t, conditions = self.t, self._conditions(draw, program)
+        t, conditions = self.t, self._conditions(draw, program, {**COUNT_SHAPES, **INDEX_SHAPES})
         access, terms = self._access(draw, program, conditions)
         shapes = {"count", access}
         if draw.chance(60):
@@ -528,7 +524,7 @@ class TypedFamily:
 
     def _delete(self, draw: Draw, program: Program) -> Step:
         key, shapes = self._target(draw, program, 80)
-        if "after-dup" in shapes:
+        if key in program.deferred_keys:
             shapes.add("delete-after-dup")
         extra = self._current(draw, program, key) if draw.chance(30) else self._extra(draw, program, 40)
         terms = self._key_terms(key) + extra
@@ -591,6 +587,9 @@ class TypedFamily:
             *extra,
         ]
         parameters = [{"p_": pk, "k_": sk} for pk, sk in keys]
+        shapes = {"delete", "executemany"} | (
+            {"delete-after-dup"} if set(keys) & program.deferred_keys else set()
+        )
 
         def build(side: str) -> Any:
             return delete(t).where(*self._where(terms, side))
@@ -601,7 +600,7 @@ class TypedFamily:
             build,
             lambda s, st: s.execute(st, parameters).rowcount,
             terms,
-            {"delete", "executemany"},
+            shapes,
             frozenset(keys),
         )
 
@@ -638,7 +637,7 @@ class TypedFamily:
 
     def _orm_delete(self, draw: Draw, program: Program) -> Step:
         key, shapes = self._target(draw, program, 80)
-        if "after-dup" in shapes:
+        if key in program.deferred_keys:
             shapes.add("delete-after-dup")
         extra = (
             self._current(draw, program, key, orm=True)
@@ -735,13 +734,15 @@ def classify(program: Program, mismatch: Mismatch) -> str:
     message = got.message
     if got.kind == "ok" and got.value == -1:
         return "finding-4"
-    if "index" in shapes and ("does not match schema type" in message or "InternalFailure" in message):
-        for finding, shape in INDEX_SHAPES.items():
+    if "schema type" in message or "InternalFailure" in message or "schema:" in message:
+        for finding, shape in INDEX_SHAPES.items():  # the planner may read by_i for i == x anywhere
             if shape in shapes:
                 return finding
     for finding, shape in SHAPES.items():  # a test that should be refused, or NULL's meaning
         if shape in shapes:
             return finding
+    if {"update", "delete"} & shapes and "json-path" in shapes and "POSTCOMPILE" in message:
+        return "new-json-path-in-write"
     if program.in_transaction:
         for finding, shape in TRANSACTION_SHAPES.items():
             if shape in shapes:
