@@ -146,7 +146,9 @@ class Conditions:
             cond = self.key_test(name) if name in ("pk", "sk") else self._test(name, negated)
             if not (flipped(cond.shapes) if negated else cond.shapes) & self.excluded:
                 return cond
-        return self.key_test("sk") if self.keys else self._test("s", negated)
+        fallback = self.equals(name if name not in ("pk", "sk") else "s", None)  # IS NULL: no shape
+        assert fallback is not None
+        return fallback
 
     def equals(self, name: str, value: Any) -> Cond | None:
         """``name == value`` (IS NULL for None), as an application tests a value it read or
@@ -176,6 +178,8 @@ class Conditions:
             shapes.add("float-compare")
         if name == "i" and operation in INDEX_KEY_SHAPES:  # the index's key, when a read is on by_i
             shapes.add(INDEX_KEY_SHAPES[operation])
+        if name == "i" and {"in-null", "not-in-null"} & shapes:  # a NULL in a list, the same
+            shapes.add("index-key-null-parameter")
         return Cond(cond.text, cond.dynamodb, cond.sqlite, frozenset(shapes), frozenset({name}))
 
     @staticmethod

@@ -297,7 +297,7 @@ class TypedFamily:
             partition = draw.choice(PARTITIONS)
             terms.append(same(f"t.c.pk == {partition!r}", t.c.pk == partition, (), ("pk",)))
             if draw.chance(50):
-                terms.append(conditions.key_test("sk"))
+                terms.append(conditions.test("sk"))
         elif access == "partitions":
             chosen = sorted(set(draw.some(PARTITIONS, 2, 3)))
             if draw.chance(50):
@@ -314,7 +314,7 @@ class TypedFamily:
             value = draw.choice(POOLS["i"].stored)
             terms.append(same(f"t.c.i == {value!r}", t.c.i == value, ("index",), ("i",)))
             if draw.chance(40):
-                terms.append(conditions.key_test("sk"))
+                terms.append(conditions.test("sk"))
         return access, terms
 
     def _read(self, draw: Draw, program: Program) -> Step:
