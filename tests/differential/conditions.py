@@ -378,7 +378,7 @@ class Conditions:
             element, values = JSON_PATHS[path][0](column), JSON_PATHS[path][1]
             if operation == "json_in":
                 chosen = draw.some(values, 1, 3)
-                return same(f"{text}{path}.in_({chosen!r})", element.in_(chosen), ("json-path",))
+                return same(f"{text}{path}.in_({chosen!r})", element.in_(chosen), ("json-path", "json-in"))
             op, value = draw.choice(COMPARISONS), draw.choice(values)
             return same(f"{text}{path} {op} {value!r}", OPERATORS[op](element, value), ("json-path",))
         if operation == "json_is_null":

@@ -251,6 +251,8 @@ _NEGATED_SHAPES = {
     "not-in-null": "in-null",
     "eq-null-parameter": "ne-null-parameter",
     "ne-null-parameter": "eq-null-parameter",
+    "json-in": "json-not-in",
+    "json-not-in": "json-in",
 }
 
 

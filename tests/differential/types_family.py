@@ -71,6 +71,7 @@ TRANSACTION_SHAPES = {  # inside a transaction only
     "new-document-compare-in-transaction": "document-compare",
 }
 WRITE_SHAPES = {"new-json-path-in-write": "json-path"}  # in an UPDATE's or DELETE's WHERE only
+READ_SHAPES = {"new-json-path-not-in-ordered": "json-not-in"}  # in a read (that may be ordered)
 COUNT_SHAPES = {"finding-3": "reversed-between"}  # in a COUNT only: a WHERE known to match nothing
 INDEX_SHAPES = {  # in a read of the index by_i only
     "finding-17": "index-key-is-null",
@@ -318,7 +319,7 @@ class TypedFamily:
         return access, terms
 
     def _read(self, draw: Draw, program: Program) -> Step:
-        t, conditions = self.t, self._conditions(draw, program, INDEX_SHAPES)
+        t, conditions = self.t, self._conditions(draw, program, {**INDEX_SHAPES, **READ_SHAPES})
         access, terms = self._access(draw, program, conditions)
         if draw.chance(75 if access == "scan" else 60):
             terms.append(conditions.condition(draw.integer(0, 2)))
@@ -406,7 +407,7 @@ class TypedFamily:
     def _paginate(self, draw: Draw, program: Program) -> Step:
         if program.in_transaction and program.written:  # refused there (docs/transactions.md)
             return self._read(draw, program)
-        t, conditions = self.t, self._conditions(draw, program)
+        t, conditions = self.t, self._conditions(draw, program, READ_SHAPES)
         partition = draw.choice(PARTITIONS)
         terms = [same(f"t.c.pk == {partition!r}", t.c.pk == partition, (), ("pk",))]
         if draw.chance(50):
@@ -741,8 +742,14 @@ def classify(program: Program, mismatch: Mismatch) -> str:
     for finding, shape in SHAPES.items():  # a test that should be refused, or NULL's meaning
         if shape in shapes:
             return finding
-    if {"update", "delete"} & shapes and "json-path" in shapes and "POSTCOMPILE" in message:
+    if (
+        {"update", "delete"} & shapes
+        and "json-path" in shapes
+        and ("well formed" in message or "path component" in message)
+    ):
         return "new-json-path-in-write"
+    if "json-not-in" in shapes and "InternalFailure" in message:
+        return "new-json-path-not-in-ordered"
     if program.in_transaction:
         for finding, shape in TRANSACTION_SHAPES.items():
             if shape in shapes:
