@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Integer, Table, bindparam, case, exists, func, literal, not_, null, select
+from sqlalchemy import Integer, Table, bindparam, case, exists, func, literal, not_, null, select, true
 from sqlalchemy.exc import SADeprecationWarning
 
 from .judge import Draw
@@ -91,6 +91,11 @@ INDEX_KEY_SHAPES = {
     **dict.fromkeys(NULL_PARAMETERS, "index-key-null-parameter"),
     **dict.fromkeys(("exists", "not_exists", "type"), "index-key-exists"),
 }  # stored as S: DynamoDB's string functions apply
+
+
+def present(column: Any) -> Any:
+    """TRUE for a value, unknown (NULL) for NULL: a test every value passes, in SQL's logic."""
+    return case((column.is_(None), null()), else_=true())
 
 
 @functools.cache
@@ -203,6 +208,8 @@ class Conditions:
         ordered = (*COMPARISONS, "in", "not_in", "between", "not_between", *NULL_PARAMETERS, *common)
         if kind == "string":
             return (*ordered, *STRING_TESTS, "like_escape", "startswith_auto", "contains_auto")
+        if kind in ("number", "float"):  # the compiler refuses them (2.0), SQLAlchemy deprecates them (2.1)
+            return ordered
         return (*ordered, *(test for test in STRING_TESTS if takes_string_test(name, test)))
 
     def _build(self, name: str, pool: Pool, operation: str) -> Cond:
@@ -275,7 +282,7 @@ class Conditions:
         if pool.kind == "set" and method == "contains":
             judged = self._member(column, operand, "set")
         elif pool.kind == "binary" and not operand:
-            judged = column.is_not(None)
+            judged = present(column)
         elif pool.kind == "binary":
             if method == "contains":
                 judged = func.instr(column, operand) > 0
@@ -284,9 +291,14 @@ class Conditions:
         else:
             judged = clause
         body = f"{text}.{method}({py(argument)})"
-        shapes = {"float": ("string-test-on-number",), "set": ("string-test-on-set",)}.get(pool.kind, ())
+        shapes = {
+            "set": ("string-test-on-set",),
+            "json": ("string-test-on-document",),  # SQLAlchemy 2.0 only: 2.1 has no such test
+        }.get(pool.kind, ())
         if pool.kind == "set" and method == "contains":
             shapes = ()
+        if pool.kind == "binary" and method == "like":  # SQLAlchemy 2.0 only: 2.1 has no such test
+            shapes = ("binary-like",)
         if operation.startswith("not_"):
             return Cond(f"not_({body})", not_(clause), not_(judged), frozenset(shapes))
         return Cond(body, clause, judged, frozenset(shapes))
@@ -319,7 +331,7 @@ class Conditions:
         ):  # S or B: a prefix, a part, as SQLite's substr and instr find them
             operand = draw.choice(PREFIXES[name] if function == "begins_with" else PARTS[name])
             if not operand:  # every value starts with "" (SQLite's substr of an empty blob is NULL)
-                judged: Any = column.is_not(None)
+                judged: Any = present(column)
             elif function == "begins_with":
                 judged = func.substr(column, 1, len(operand)) == literal(operand)
             else:

@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import event
@@ -499,3 +500,13 @@ def run_programs(judge: Judge, programs: int, derandomize: bool | None = None) -
         program()
     finally:
         judge.close()
+
+
+def verdict(report: Report, min_statements: int, max_refused: float) -> None:
+    """Fail with every kind of disagreement's shortest reproduction; else check the run was
+    as large as promised and refused no more than ``max_refused`` of its statements."""
+    print(report.summary())
+    if report.disagreements:
+        pytest.fail(report.failure(), pytrace=False)
+    assert report.generated >= min_statements, report.summary()
+    assert report.refused_share < max_refused, report.summary()

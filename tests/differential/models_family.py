@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Engine, delete, func, select, update
 from sqlalchemy.orm import Session
 
-from .judge import Draw, Mismatch, Program, Refused, Step, same_rows
+from .judge import Draw, Mismatch, Program, Step, same_rows
 from .known_open import is_open
 from .surface_models import (
     CATEGORIES,
@@ -458,28 +458,19 @@ class ModeledFamily:
         order = "Product.gsi1sk.desc()" if descending else "Product.gsi1sk"
         text = f"pages(session, select(Product).where(Product.gsi1pk == {label!r}).order_by({order}), {size})"
 
-        def on_dynamodb(session: Session) -> Any:
-            m = self.models["dynamodb"]
-            statement = (
+        def listing(m: SimpleNamespace) -> Any:
+            return (
                 select(m.Product)
                 .where(m.listed(active))
                 .order_by(m.by_name.desc() if descending else m.by_name)
             )
-            try:
-                return [[product_row(p) for p in page] for page in pages(session, statement, size)]
-            except Exception as error:
-                if "paginate() cannot see the writes" in str(error):
-                    raise Refused("paginate() in a transaction that wrote") from error
-                raise
+
+        def on_dynamodb(session: Session) -> Any:
+            got = pages(session, listing(self.models["dynamodb"]), size)
+            return [[product_row(p) for p in page] for page in got]
 
         def on_sqlite(session: Session) -> Any:
-            m = self.models["sqlite"]
-            statement = (
-                select(m.Product)
-                .where(m.listed(active))
-                .order_by(m.by_name.desc() if descending else m.by_name)
-            )
-            rows = [product_row(p) for p in session.scalars(statement)]
+            rows = [product_row(p) for p in session.scalars(listing(self.models["sqlite"]))]
             return [rows[i : i + size] for i in range(0, len(rows), size)] or [[]]
 
         shapes = {"paginate", "listing", "desc" if descending else "asc"}

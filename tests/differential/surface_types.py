@@ -39,11 +39,14 @@ from sqlalchemy import (
     not_,
     or_,
 )
+from sqlalchemy.exc import NotSupportedError
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.types import TypeDecorator
 
 import sa_dynamo
 from sa_dynamo import StringSet
+
+from .judge import Refused
 
 SEED = 20261201
 PARTITIONS = ("P0", "P1", "P2")
@@ -197,10 +200,16 @@ def py(value: Any) -> str:
 
 
 def pages(session: Any, statement: Any, page_size: int) -> list[list[Any]]:
-    """Every page sa_dynamo.paginate() gives, in order, as lists of rows (or ORM objects)."""
+    """Every page sa_dynamo.paginate() gives, in order, as lists of rows (or ORM objects).
+    Inside a transaction that wrote, paginate() refuses (docs/transactions.md): Refused."""
     result, token = [], None
     while True:
-        page = sa_dynamo.paginate(session, statement, page_size=page_size, after=token)
+        try:
+            page = sa_dynamo.paginate(session, statement, page_size=page_size, after=token)
+        except NotSupportedError as error:
+            if "paginate() cannot see the writes" in str(error):
+                raise Refused("paginate() in a transaction that wrote") from error
+            raise
         result.append(list(page.rows))
         token = page.next
         if token is None or len(result) > 200:

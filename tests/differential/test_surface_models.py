@@ -8,17 +8,12 @@ anything is sent. known_open.py lists the findings whose shapes are left out.
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from types import SimpleNamespace
 
-import pytest
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import Engine
 
-from .judge import Judge, Report, run_programs
-from .known_open import is_open
-from .models_family import ModeledFamily, seed
-from .surface_models import dynamodb_models, sqlite_models
+from .judge import Judge, Report, run_programs, verdict
+from .models_family import ModeledFamily
 
 PROGRAMS = 80
 LENGTH = (4, 14)
@@ -26,32 +21,11 @@ MIN_STATEMENTS = 600
 MAX_REFUSED = 0.10
 
 
-@pytest.fixture(scope="module")
-def modeled(endpoint_url: str) -> Iterator[tuple[Engine, Engine, SimpleNamespace, SimpleNamespace]]:
-    on_dynamodb, on_sqlite = dynamodb_models(f"surface_{uuid.uuid4().hex[:8]}"), sqlite_models()
-    sqlite = create_engine("sqlite://")
-    dynamodb = create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}", dynamodb_scan="allow")
-    fine = not is_open("finding-7")
-    for engine, models in ((sqlite, on_sqlite), (dynamodb, on_dynamodb)):
-        models.Base.metadata.create_all(engine)
-        seed(engine, models, fine)
-    yield sqlite, dynamodb, on_dynamodb, on_sqlite
-    on_dynamodb.Base.metadata.drop_all(dynamodb)
-    for models in (on_dynamodb, on_sqlite):
-        models.Base.registry.dispose()
-    for engine in (sqlite, dynamodb):
-        engine.dispose()
-
-
 def test_single_table_features_give_sqlites_answers(
-    modeled: tuple[Engine, Engine, SimpleNamespace, SimpleNamespace],
+    modeled_tables: tuple[Engine, Engine, SimpleNamespace, SimpleNamespace],
 ) -> None:
-    sqlite, dynamodb, on_dynamodb, on_sqlite = modeled
+    sqlite, dynamodb, on_dynamodb, on_sqlite = modeled_tables
     family = ModeledFamily(on_dynamodb, on_sqlite, sqlite, dynamodb)
     report = Report("models")
     run_programs(Judge(family, sqlite, dynamodb, report, LENGTH), PROGRAMS)
-    print(report.summary())
-    if report.disagreements:
-        pytest.fail(report.failure(), pytrace=False)
-    assert report.generated >= MIN_STATEMENTS, report.summary()
-    assert report.refused_share < MAX_REFUSED, report.summary()
+    verdict(report, MIN_STATEMENTS, MAX_REFUSED)
