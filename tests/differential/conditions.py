@@ -162,7 +162,8 @@ class Conditions:
         if value is None:
             return same(f"{text}.is_(None)", column.is_(None), (), (name,))
         shapes = {"float": ("float-compare",), "json": ("document-compare",), "set": ("document-compare",)}
-        cond = same(f"{text} == {py(value)}", column == value, shapes.get(kind, ()), (name,))
+        compared = ("float-compare",) if isinstance(value, float) else shapes.get(kind, ())
+        cond = same(f"{text} == {py(value)}", column == value, compared, (name,))
         return None if cond.shapes & self.excluded else cond
 
     def _test(self, name: str, negated: bool) -> Cond:
@@ -179,8 +180,11 @@ class Conditions:
         self.used.add(f"{pool.kind}:{operation}")
         cond = self._build(name, pool, operation)
         shapes = set(cond.shapes)
-        if pool.kind == "float" and operation not in (*NULL_TESTS, *NULL_PARAMETERS):
-            shapes.add("float-compare")
+        if (pool.kind == "float" or "float-operand" in shapes) and operation not in (
+            *NULL_TESTS,
+            *NULL_PARAMETERS,
+        ):
+            shapes.add("float-compare")  # the predicate compares the stored Decimal with the float
         if name == "i" and operation in INDEX_KEY_SHAPES:  # the index's key, when a read is on by_i
             shapes.add(INDEX_KEY_SHAPES[operation])
         if name == "i" and {"in-null", "not-in-null"} & shapes:  # a NULL in a list, the same
@@ -216,7 +220,8 @@ class Conditions:
         draw, column, text = self.draw, self.column(name), f"{self.prefix}.{name}"
         if operation in OPERATORS:
             value = draw.choice(pool.operands)
-            return same(f"{text} {operation} {py(value)}", OPERATORS[operation](column, value))
+            floats = ("float-operand",) if isinstance(value, float) else ()
+            return same(f"{text} {operation} {py(value)}", OPERATORS[operation](column, value), floats)
         if operation in ("in", "not_in"):
             values = draw.some(pool.operands, 1, 4)
             if draw.chance(30):
@@ -224,13 +229,17 @@ class Conditions:
             clause = column.in_(values) if operation == "in" else column.not_in(values)
             shape = ("in-null",) if operation == "in" else ("not-in-null",)
             method = "in_" if operation == "in" else "not_in"
-            return same(f"{text}.{method}({py(values)})", clause, shape if None in values else ())
+            floats = ("float-operand",) if any(isinstance(v, float) for v in values) else ()
+            return same(
+                f"{text}.{method}({py(values)})", clause, (*(shape if None in values else ()), *floats)
+            )
         if operation in ("between", "not_between"):
             low, high = draw.choice(pool.operands), draw.choice(pool.operands)
             body = f"{text}.between({py(low)}, {py(high)})"
+            floats = ("float-operand",) if isinstance(low, float) or isinstance(high, float) else ()
             if operation == "between":
-                return same(body, column.between(low, high))
-            return same(f"not_({body})", not_(column.between(low, high)))
+                return same(body, column.between(low, high), floats)
+            return same(f"not_({body})", not_(column.between(low, high)), floats)
         if operation in NULL_PARAMETERS:  # compared with a parameter that is None: unknown
             if operation == "eq_bind_null":
                 return same(

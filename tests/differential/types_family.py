@@ -66,10 +66,8 @@ SHAPES = {
     "new-document-ordering": "document-ordering",
     "new-function-on-wrong-type": "function-on-wrong-type",
 }
-TRANSACTION_SHAPES = {  # inside a transaction only
-    "finding-1": "float-compare",
-    "new-document-compare-in-transaction": "document-compare",
-}
+# Where the driver tests a WHERE in Python (inside a transaction, over a list of full keys)
+CLIENT_SHAPES = {"finding-1": "float-compare", "new-document-compare-on-the-client": "document-compare"}
 WRITE_SHAPES = {"new-json-path-in-write": "json-path"}  # in an UPDATE's or DELETE's WHERE only
 READ_SHAPES = {"new-json-path-not-in-ordered": "json-not-in"}  # in a read (that may be ordered)
 COUNT_SHAPES = {"finding-3": "reversed-between"}  # in a COUNT only: a WHERE known to match nothing
@@ -188,7 +186,7 @@ class TypedFamily:
     def _conditions(self, draw: Draw, program: Program, where: dict[str, str] | None = None) -> Conditions:
         """Conditions of the shapes this program may have: none of an open finding's
         (``where``: the shapes of findings of the statement at hand)."""
-        shapes = {**SHAPES, **(TRANSACTION_SHAPES if program.in_transaction else {}), **(where or {})}
+        shapes = {**SHAPES, **(CLIENT_SHAPES if program.in_transaction else {}), **(where or {})}
         excluded = frozenset(shape for finding, shape in shapes.items() if self.open(finding))
         return Conditions(draw, self.t, excluded=excluded, focus=self.focus, used=self.used)
 
@@ -306,7 +304,8 @@ class TypedFamily:
             else:
                 text = ", ".join(f"t.c.pk == {p!r}" for p in chosen)
                 terms.append(same(f"or_({text})", or_(*(t.c.pk == p for p in chosen)), (), ("pk",)))
-        elif access == "keys":
+        elif access == "keys":  # a batch of GetItems: the rest of the WHERE is tested in Python
+            conditions.excluded |= {shape for finding, shape in CLIENT_SHAPES.items() if self.open(finding)}
             keys = [(draw.choice(PARTITIONS), draw.choice(SORT_KEYS)) for _ in range(draw.integer(1, 8))]
             keys += [("P9", 1)] if draw.chance(30) else []
             clause = tuple_(t.c.pk, t.c.sk).in_(keys)
@@ -667,7 +666,7 @@ def classify(program: Program, mismatch: Mismatch) -> str:
             return "finding-5"
         return "NEW: a duplicate key inside a transaction is not an IntegrityError by the commit"
     if mismatch.phase == "table":
-        for finding, shape in TRANSACTION_SHAPES.items():
+        for finding, shape in CLIENT_SHAPES.items():
             if shape in everything and program.in_transaction:
                 return finding
         return "NEW: the final tables differ"
@@ -690,8 +689,8 @@ def classify(program: Program, mismatch: Mismatch) -> str:
         return "new-json-path-in-write"
     if "json-not-in" in shapes and "InternalFailure" in message:
         return "new-json-path-not-in-ordered"
-    if program.in_transaction:
-        for finding, shape in TRANSACTION_SHAPES.items():
+    if program.in_transaction or "keys" in shapes:
+        for finding, shape in CLIENT_SHAPES.items():
             if shape in shapes:
                 return finding
     if "count" in shapes and got.kind == "ok" and got.value == [] and expected.value == [(0,)]:
