@@ -1,17 +1,18 @@
-"""The findings of issue 26 that are still open, which the surface differential does not generate.
+"""The findings that are still open, whose statements the surface differential does not generate.
 
-Each name is a finding of issue 26 whose fix has not landed on this branch. The generators in
-surface_*.py leave out exactly the statement shapes that finding describes (and nothing else:
-the judge is never weakened), so the differential stays green while the fix is made elsewhere.
-When a fix is merged, delete its name here: the differential then generates that shape again
-and must agree with SQLite. test_surface_finds.py fails for a name listed here whose bug the
-differential no longer finds, so a fixed finding cannot stay switched off unnoticed.
+Each name is a finding of issue 26 ("finding-N") or one this differential found ("new-..."),
+whose fix has not landed on this branch. The generators (conditions.py, types_family.py,
+models_family.py) leave out exactly the statement shapes the finding describes, and nothing
+else: the judge is never weakened. So the differential stays green while the fix is made
+elsewhere. When a fix is merged, delete its name here: the differential generates that shape
+again, and must agree with SQLite.
 
-To see what the open findings do, switch them all back on for one run:
+To see what the open findings do, switch them all back on for one run (every disagreement is
+printed with the Python that rebuilds it):
 
     SA_DYNAMO_KNOWN_OPEN= python -m pytest tests/differential/test_surface_types.py -q -s
 
-(``SA_DYNAMO_KNOWN_OPEN=finding-2,finding-7`` runs with exactly those switched off.)
+``SA_DYNAMO_KNOWN_OPEN=finding-2,finding-7`` runs with exactly those switched off.
 """
 
 from __future__ import annotations
@@ -32,11 +33,11 @@ KNOWN_OPEN: frozenset[str] = frozenset(
         "finding-15",  # ORDER BY ... DESC over several pages (dynamodb_page_size, paginate())
         "finding-16",  # paginate() of a statement with LIMIT
         "finding-17",  # IS [NOT] NULL on a numeric index key inside an OR, rejected by DynamoDB
-        # found by this differential, not among issue 26's findings (see the report of 2026-12):
-        "new-write-key-retest",  # UPDATE/DELETE whose extra WHERE tests a key attribute again
+        # found by this differential, not among issue 26's findings:
+        "new-write-key-retest",  # AUTOCOMMIT UPDATE/DELETE testing a key attribute with == twice
         "new-index-desc-projection",  # ORDER BY DESC on an index whose key the SELECT leaves out
         "new-index-key-null-parameter",  # the index's key compared with a parameter that is None
-        "new-index-key-exists",  # attribute_exists()/attribute_not_exists() of the index's key
+        "new-index-key-exists",  # attribute_exists()/attribute_not_exists() of an index's key, on it
         "new-bag-client-sort",  # ORDER BY sorted on the client, of a class with an attribute bag
         "new-ne-null-parameter",  # x != a parameter that is None (NOT (x = NULL)): rows where SQL has none
         "new-bare-non-boolean",  # where(t.c.s): a column that is not Boolean, sent and rejected
