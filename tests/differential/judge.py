@@ -4,7 +4,8 @@ SQLite's answer: the same rows, the same rowcount, the same error class; at the 
 must hold the same rows.
 
 A step runs on DynamoDB's side first. A CompileError there is a refusal, counted by its reason,
-and the step is skipped on SQLite's side too, so both sides stay in step. An error SQLite raises
+and the step is skipped on SQLite's side too, so both sides stay in step; a CompileError after
+the driver was handed the statement is a disagreement (a refusal comes before anything is sent). An error SQLite raises
 inside a transaction (a duplicate key) may come from DynamoDB at the statement or at the commit
 that follows: DynamoDB learns of a duplicate when the transaction is sent. Then SQLite's side
 rolls back at once, DynamoDB's runs the rest of the program alone (its answers not compared:
@@ -34,8 +35,6 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import event
 from sqlalchemy.exc import CompileError, SAWarning, SQLAlchemyError, StatementError
-
-MODES = ("autocommit", "commit", "rollback")  # how a program ends: no transaction, or one of these
 
 
 @dataclass(frozen=True)
@@ -347,6 +346,7 @@ class Judge:
     def run(self, data: st.DataObject) -> None:
         started = time.monotonic()
         draw = Draw(data)
+        # no transaction, or one that ends in a commit or a rollback
         program = Program(draw.weighted({"autocommit": 4, "commit": 4, "rollback": 2}))
         self.report.programs += 1
         finished = False
