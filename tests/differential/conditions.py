@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Integer, Table, bindparam, case, exists, func, literal, not_, null, select, true
@@ -123,7 +123,6 @@ class Conditions:
     keys: bool = True  # tests of the key attributes
     entity: Any = None  # an ORM class: conditions on its attributes, not on the table's columns
     focus: tuple[str, ...] = ()  # operations drawn half the time where a column has them
-    used: set[str] = field(default_factory=set)  # the operations drawn, as kind:operation
 
     def column(self, name: str) -> Any:
         return self.table.c[name] if self.entity is None else getattr(self.entity, name)
@@ -177,7 +176,6 @@ class Conditions:
     def build(self, name: str, operation: str) -> Cond:
         """The test ``operation`` (one of ``operations(name)``) of the column ``name``."""
         pool = POOLS[name]
-        self.used.add(f"{pool.kind}:{operation}")
         cond = self._build(name, pool, operation)
         shapes = set(cond.shapes)
         if (pool.kind == "float" or "float-operand" in shapes) and operation not in (
@@ -434,7 +432,6 @@ class Conditions:
         if name == "pk":
             operation = draw.choice(("==", "!=", "<", ">=", "startswith", "between", *lists[:1]))
             values = (*PARTITIONS, "P", "P9")
-            self.used.add(f"key:{operation}")
             if operation == "in":
                 chosen = draw.some(values, 1, 3)
                 return same(f"{text}.in_({chosen!r})", column.in_(chosen), (), ("pk",))
@@ -447,7 +444,6 @@ class Conditions:
             value = draw.choice(values)
             return same(f"{text} {operation} {value!r}", OPERATORS[operation](column, value), (), ("pk",))
         operation = draw.choice((*COMPARISONS, "between", *lists))
-        self.used.add(f"key:{operation}")
         values = (0, 1, 5, 17, 20, 33, 39, 40, -1)
         if operation == "between":
             low, high = draw.choice(values), draw.choice(values)

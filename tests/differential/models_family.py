@@ -130,7 +130,7 @@ class ModeledFamily:
         self.weights = weights or WEIGHTS  # statement kinds, by how often they are drawn
         self.access = access or {"sku": 2, "category": 5, "listing": 2, "scan": 1}
         self.fine = not self.open("finding-7")
-        self.used: set[str] = set()
+        self.used: set[str] = set()  # the statement kinds drawn
 
     def open(self, finding: str) -> bool:
         return is_open(finding, self.switched_off)
@@ -186,7 +186,7 @@ class ModeledFamily:
 
     def draw_step(self, draw: Draw, program: Program) -> Step:
         kind = draw.weighted(self.weights)
-        self.used.add(f"statement:{kind}")
+        self.used.add(kind)
         return dataclasses.replace(getattr(self, f"_{kind}")(draw, program), kind=kind)
 
     # --- helpers ---------------------------------------------------------------------------
@@ -281,7 +281,6 @@ class ModeledFamily:
         operation = draw.choice(
             ("==", "!=", "<", ">=", ">", "between", "in", "not_in", "is_null", "is_not_null")
         )
-        self.used.add(f"{name}:{operation}")
         value, other = draw.choice(values), draw.choice(values)
         chosen: list[Any] = []
         build: Callable[[Any], Any]
@@ -362,7 +361,6 @@ class ModeledFamily:
         operation = draw.choice(("==", "<", "<=", ">", ">=", "between", "is_not_null"))
         low, high = sorted((draw.choice(values), draw.choice(values)))
         d, s = (getattr(self.models[side].Product, name) for side in ("dynamodb", "sqlite"))
-        self.used.add(f"range-{name}:{operation}")
         fine = any(v in FINE_PRICES + FINE_MOMENTS for v in (low, high))
         shapes = frozenset({"fine-bound"} if fine else set())
         if operation == "between":

@@ -130,7 +130,6 @@ POOLS: dict[str, Pool] = {
     ),
     "ss": Pool("set", ({"x"}, {"x", "y"}, {"y", "z"}, set()), (), "SS"),
 }
-FLOATS = frozenset(name for name, pool in POOLS.items() if pool.kind == "float")
 COLUMNS = tuple(POOLS)
 # what each path of the JSON column holds, and the values compared with it
 JSON_PATHS: dict[str, tuple[Callable[[Any], Any], tuple[Any, ...]]] = {

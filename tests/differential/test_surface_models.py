@@ -13,7 +13,7 @@ from types import SimpleNamespace
 from sqlalchemy import Engine
 
 from .judge import Judge, Report, run_programs, verdict
-from .models_family import ModeledFamily
+from .models_family import WEIGHTS, ModeledFamily
 
 PROGRAMS = 80
 LENGTH = (4, 14)
@@ -29,3 +29,4 @@ def test_single_table_features_give_sqlites_answers(
     report = Report("models")
     run_programs(Judge(family, sqlite, dynamodb, report, LENGTH), PROGRAMS)
     verdict(report, MIN_STATEMENTS, MAX_REFUSED)
+    assert family.used == set(WEIGHTS), report.summary()  # every kind of statement was drawn

@@ -14,7 +14,7 @@ from sqlalchemy import Engine, Table
 
 from .judge import Judge, Report, run_programs, verdict
 from .surface_types import COLUMNS
-from .types_family import TypedFamily
+from .types_family import WEIGHTS, TypedFamily
 
 PROGRAMS = 200  # hypothesis examples: one program each
 LENGTH = (4, 16)  # statements per program
@@ -24,8 +24,9 @@ MAX_REFUSED = 0.10
 
 def test_every_type_gives_sqlites_answers(typed_tables: tuple[Engine, Engine, Table, type]) -> None:
     sqlite, dynamodb, table, row = typed_tables
-    report = Report("types")
-    run_programs(Judge(TypedFamily(table, row, sqlite, dynamodb), sqlite, dynamodb, report, LENGTH), PROGRAMS)
+    family, report = TypedFamily(table, row, sqlite, dynamodb), Report("types")
+    run_programs(Judge(family, sqlite, dynamodb, report, LENGTH), PROGRAMS)
     verdict(report, MIN_STATEMENTS, MAX_REFUSED)
+    assert family.used == set(WEIGHTS), report.summary()  # every kind of statement was drawn
     # every column type was tested or written by statements both sides answered
     assert {c for c in COLUMNS if report.columns[c] >= 20} == set(COLUMNS), report.summary()

@@ -139,7 +139,7 @@ class TypedFamily:
         self.weights = weights or WEIGHTS  # statement kinds, by how often they are drawn
         self.rows = base_rows()
         self.base = {(r["pk"], r["sk"]): r for r in self.rows}
-        self.used: set[str] = set()  # operators and statement kinds drawn
+        self.used: set[str] = set()  # the statement kinds drawn
 
     def open(self, finding: str) -> bool:
         return is_open(finding, self.switched_off)
@@ -178,7 +178,7 @@ class TypedFamily:
 
     def draw_step(self, draw: Draw, program: Program) -> Step:
         kind = draw.weighted(self.weights)
-        self.used.add(f"statement:{kind}")
+        self.used.add(kind)
         return dataclasses.replace(getattr(self, f"_{kind}")(draw, program), kind=kind)
 
     # --- drawing helpers -------------------------------------------------------------------
@@ -188,7 +188,7 @@ class TypedFamily:
         (``where``: the shapes of findings of the statement at hand)."""
         shapes = {**SHAPES, **(CLIENT_SHAPES if program.in_transaction else {}), **(where or {})}
         excluded = frozenset(shape for finding, shape in shapes.items() if self.open(finding))
-        return Conditions(draw, self.t, excluded=excluded, focus=self.focus, used=self.used)
+        return Conditions(draw, self.t, excluded=excluded, focus=self.focus)
 
     def _stored(self, program: Program) -> set[tuple[str, int]]:
         t = self.t
