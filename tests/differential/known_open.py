@@ -1,0 +1,66 @@
+"""The findings that are still open, whose statements the surface differential does not generate.
+
+Each name is a finding of issue 26 ("finding-N") or one this differential found ("new-..."),
+whose fix has not landed on this branch. The generators (conditions.py, types_family.py,
+models_family.py) leave out exactly the statement shapes the finding describes, and nothing
+else: the judge is never weakened. So the differential stays green while the fix is made
+elsewhere. When a fix is merged, delete its name here: the differential generates that shape
+again, and must agree with SQLite.
+
+To see what the open findings do, switch them all back on for one run (every disagreement is
+printed with the Python that rebuilds it):
+
+    SA_DYNAMO_KNOWN_OPEN= python -m pytest tests/differential/test_surface_types.py -q -s
+
+``SA_DYNAMO_KNOWN_OPEN=finding-2,finding-7`` runs with exactly those switched off.
+"""
+
+from __future__ import annotations
+
+import os
+
+KNOWN_OPEN: frozenset[str] = frozenset(
+    {
+        "finding-1",  # a float compared in Python: inside a transaction, over a list of full keys
+        "finding-2",  # NULL inside a NOT IN list
+        "finding-3",  # COUNT over a WHERE the compiler knows matches nothing
+        "finding-4",  # rowcount -1 of a DELETE executemany of missing keys
+        "finding-5",  # INSERT of a stored key, then DELETE of it, in one transaction
+        "finding-6",  # executemany UPDATE/DELETE in a transaction, one parameter set not matching
+        "finding-7",  # a key format that loses precision (rounding, sub-seconds)
+        "finding-9",  # a bulk UPDATE of a template's source leaves the derived key stale
+        "finding-10",  # an index whose sort key a template leaves out on some items
+        "finding-15",  # ORDER BY ... DESC over several pages (dynamodb_page_size, paginate())
+        "finding-16",  # paginate() of a statement with LIMIT
+        "finding-17",  # IS [NOT] NULL on a numeric index key inside an OR, rejected by DynamoDB
+        # found by this differential, not among issue 26's findings:
+        "new-write-key-retest",  # AUTOCOMMIT UPDATE/DELETE testing a key attribute with == twice
+        "new-index-desc-projection",  # ORDER BY DESC on an index whose key the SELECT leaves out
+        "new-index-key-null-parameter",  # the index's key compared with a parameter that is None
+        "new-index-key-exists",  # attribute_exists()/attribute_not_exists() of an index's key, on it
+        "new-bag-client-sort",  # ORDER BY sorted on the client, of a class with an attribute bag
+        "new-ne-null-parameter",  # x != a parameter that is None (NOT (x = NULL)): rows where SQL has none
+        "new-bare-non-boolean",  # where(t.c.s): a column that is not Boolean, sent and rejected
+        "new-string-test-on-document",  # startswith()/LIKE/contains() on a JSON column (SQLAlchemy 2.0)
+        "new-binary-like",  # LIKE with a bytes pattern on a LargeBinary column (SQLAlchemy 2.0)
+        "new-set-string-test",  # startswith()/LIKE on a set, sent and rejected
+        "new-document-ordering",  # <, BETWEEN of a JSON document or a set, sent and rejected
+        "new-function-on-wrong-type",  # size()/begins_with()/contains() of a type they do not take
+        "new-document-compare-on-the-client",  # ==, IN of a JSON document or a set, tested in Python
+        "new-json-path-in-write",  # a JSON path in the WHERE of an UPDATE that only REMOVEs, sent malformed
+        "new-json-path-not-in-ordered",  # NOT IN on a JSON path beside ORDER BY: InternalFailure
+    }
+)
+
+
+def open_findings() -> frozenset[str]:
+    """KNOWN_OPEN, or what the environment variable SA_DYNAMO_KNOWN_OPEN says instead."""
+    override = os.environ.get("SA_DYNAMO_KNOWN_OPEN")
+    if override is None:
+        return KNOWN_OPEN
+    return frozenset(name.strip() for name in override.split(",") if name.strip())
+
+
+def is_open(finding: str, switched_off: frozenset[str] | None = None) -> bool:
+    """Whether the generators leave out the shapes of ``finding`` (e.g. "finding-2")."""
+    return finding in (open_findings() if switched_off is None else switched_off)
