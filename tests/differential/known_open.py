@@ -22,16 +22,19 @@ import os
 KNOWN_OPEN: frozenset[str] = frozenset(
     {
         # found by this differential (issue 26's own findings are all fixed):
-        "new-write-key-retest",  # AUTOCOMMIT UPDATE/DELETE testing a key attribute with == twice
+        # a membership removed and one of the same pair appended through the relationships, in
+        # one flush: SQLite's natural key sees the replacement (an UPDATE); a templated key is
+        # derived at INSERT, after the unit of work looked for one, so the commit fails with
+        # IntegrityError ("already stored": nothing written, flush the removal first). Deriving
+        # it earlier makes SQLAlchemy's per-state flush UPDATE then DELETE the item (it vanishes,
+        # on SQLite too with these models): worse than the error.
+        "new-replace-in-one-flush",
         "new-index-desc-projection",  # ORDER BY DESC on an index whose key the SELECT leaves out
         "new-index-key-null-parameter",  # the index's key compared with a parameter that is None
         "new-index-key-exists",  # attribute_exists()/attribute_not_exists() of an index's key, on it
-        "new-bag-client-sort",  # ORDER BY sorted on the client, of a class with an attribute bag
         "new-ne-null-parameter",  # x != a parameter that is None (NOT (x = NULL)): rows where SQL has none
-        "new-bare-non-boolean",  # where(t.c.s): a column that is not Boolean, sent and rejected
         "new-string-test-on-document",  # startswith()/LIKE/contains() on a JSON column (SQLAlchemy 2.0)
         "new-binary-like",  # LIKE with a bytes pattern on a LargeBinary column (SQLAlchemy 2.0)
-        "new-set-string-test",  # startswith()/LIKE on a set, sent and rejected
         "new-document-ordering",  # <, BETWEEN of a JSON document or a set, sent and rejected
         "new-function-on-wrong-type",  # size()/begins_with()/contains() of a type they do not take
         "new-document-compare-on-the-client",  # ==, IN of a JSON document or a set, tested in Python

@@ -645,7 +645,7 @@ class ModeledFamily:
     def _replace(self, draw: Draw, program: Program) -> Step:
         """The membership of a pair removed and a new one for the same pair appended, in one
         flush (finding 5's many-to-many shape): SQL sees the new role."""
-        if self.open("finding-5"):
+        if self.open("finding-5") or self.open("new-replace-in-one-flush"):
             return self._role(draw, program)
         user, group = self._member(draw, program)
         role = draw.choice(ROLES)
