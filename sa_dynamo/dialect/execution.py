@@ -21,9 +21,9 @@ from ..dbapi.paging import Discriminator
 from ..exc import ScanNotAllowed, ScanWarning, refuse
 from ..plan import EXPLAINED, Plan, scan_message
 from ..sqlalchemy_private import expanded_parameters, text_bindparams, unit_of_work_flush
-from .client_reads import batch_note, client_read
+from .client_side.cursor_setup import batch_note, client_read
+from .client_side.single_read import BatchGet
 from .compiler import DMLTemplate, like_prefix, never_true, not_in_as_chain
-from .compiler.client_side import BatchGet
 from .compiler.predicate import Values, values_of
 from .options import DISCRIMINATOR, EXPLAIN, PAGE, SCAN_FIX
 

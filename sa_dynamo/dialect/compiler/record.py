@@ -32,8 +32,8 @@ class Record:
     not_in_chain: bool = False  # NOT IN must become a chain of <> at execution
     finished_plan: tuple | None = None  # (plan, statement, finished plan), per execution text
     predicate: Any = None  # the WHERE as a Python test of an item (predicate.py)
-    batch_get: Any = None  # full keys read as a batch (client_side.BatchGet)
-    client_order: Any = None  # an ORDER BY the driver applies (client_side.ClientOrder)
+    batch_get: Any = None  # full keys read as a batch (client_side/single_read.BatchGet)
+    client_order: Any = None  # an ORDER BY the driver applies (client_side/single_read.ClientOrder)
     # parameter name -> the key attribute it is compared with (checked for empty values)
     key_parameters: dict[str, str] = field(default_factory=dict)
     # parameter name -> "startswith"/"contains": the method whose value may not hold % or _

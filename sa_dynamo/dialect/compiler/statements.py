@@ -23,10 +23,10 @@ from ...sqlalchemy_private import (
     where_criteria,
 )
 from ..attribute_bag import is_bag
+from ..client_side.single_read import NULLS_PLACES, ClientSideCompiler, order_columns, served
 from ..key_schema import key_schema
 from ..types import JSONElementAs
 from .access_path import access_path
-from .client_side import NULLS_PLACES, ClientSideCompiler, order_columns, served
 from .expressions import COUNT_ROWS, refuse
 from .normal_form import is_json_element, key_tuple_in, table_of, terms_of
 from .predicate import predicate_of

@@ -1,4 +1,4 @@
-"""The execution's half of a read finished on the client (compiler/client_side.py): the
+"""The execution's half of a read finished on the client (single_read.py): the
 driver's ClientRead for one execution, the dynamodb_client_sort option, and the plan's note."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from typing import Any
 
 from sqlalchemy.exc import ArgumentError, CompileError
 
-from ..dbapi.client_reads import ClientRead
-from ..dbapi.limits import BATCH_SIZE
-from ..plan import Plan
-from ..sqlalchemy_private import expanded_parameters
-from .compiler.client_side import CLIENT_SORT, BatchGet
-from .compiler.predicate import values_of
-from .options import PAGE
+from ...dbapi.client_reads import ClientRead
+from ...dbapi.limits import BATCH_SIZE
+from ...plan import Plan
+from ...sqlalchemy_private import expanded_parameters
+from ..compiler.predicate import values_of
+from ..options import PAGE
+from .single_read import CLIENT_SORT, BatchGet
 
 
 def _rows_held(options: Any) -> int | None:

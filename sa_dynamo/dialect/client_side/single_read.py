@@ -18,11 +18,11 @@ from sqlalchemy.sql import elements, operators
 
 from ...exc import cannot_express
 from ...plan import Plan
+from ..compiler.access_path import attribute_names
+from ..compiler.expressions import refuse
+from ..compiler.normal_form import is_column, is_on, is_partition_or
+from ..compiler.predicate import predicate_of
 from ..key_schema import KeySchema
-from .access_path import attribute_names
-from .expressions import refuse
-from .normal_form import is_column, is_on, is_partition_or
-from .predicate import predicate_of
 
 CLIENT_SORT = "dynamodb_client_sort"
 _ATTRIBUTE = re.compile(r'"(?:[^"]|"")*"')
