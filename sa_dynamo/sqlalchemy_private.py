@@ -33,6 +33,10 @@ def limit_clause(select: Any) -> Any:
     return select._limit_clause
 
 
+def offset_clause(select: Any) -> Any:
+    return select._offset_clause
+
+
 def select_extras(select: Any) -> dict[str, bool]:
     """Which clauses PartiQL lacks a SELECT carries, by their SQL names."""
     return {

@@ -79,7 +79,8 @@ def _description(names: tuple[str, ...]) -> tuple[tuple, ...]:
 
 class Cursor:
     """PEP 249 cursor. Extensions: ``page_size`` (items DynamoDB evaluates per request),
-    ``consistent_read``, ``max_rows`` (stop reading after that many rows), ``count_only`` (a
+    ``consistent_read``, ``max_rows`` (stop reading after that many rows), ``skip_rows`` (SQL's
+    OFFSET: that many rows are read and dropped before the first is handed out), ``count_only`` (a
     RETURNING write sets rowcount but yields no rows), ``count`` ("rows"/"values": a SELECT
     yields one row, the COUNT), ``discriminator`` (see Discriminator), ``page_rows`` with
     ``start_token`` (read exactly one page of rows; ``resume_token`` continues after it),
@@ -102,6 +103,7 @@ class Cursor:
         self.page_size: int | None = None
         self.consistent_read = False
         self.max_rows: int | None = None
+        self.skip_rows = 0
         self.count_only = False
         self.discriminator: Discriminator | None = None
         self.count: str | None = None
@@ -279,6 +281,7 @@ class Cursor:
         self._pages = Pages(self.connection.transport, self.discriminator, self.star_order)
         self._rows: deque[tuple] = deque()
         self._delivered = 0
+        self._skipped = 0  # rows dropped for skip_rows so far
 
     def _check_open(self) -> None:
         if self._closed:
@@ -340,8 +343,15 @@ class Cursor:
         if self.max_rows is not None and self._delivered >= self.max_rows:
             self._rows.clear()
             self._pages.request = None
-        while not self._rows and self._pages.request is not None:
-            self._rows.extend(self._pages.next_rows())
+        while True:
+            while not self._rows and self._pages.request is not None:
+                self._rows.extend(self._pages.next_rows())
+            if self._skipped >= self.skip_rows or not self._rows:
+                break
+            dropped = min(self.skip_rows - self._skipped, len(self._rows))
+            for _ in range(dropped):  # read, counted in the cost, and not handed out
+                self._rows.popleft()
+            self._skipped += dropped
         if not self._rows:
             if self.rowcount == -1:
                 self.rowcount = self._delivered

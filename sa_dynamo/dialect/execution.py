@@ -21,7 +21,7 @@ from ..dbapi.paging import Discriminator
 from ..exc import ScanNotAllowed, ScanWarning, refuse
 from ..plan import EXPLAINED, Plan, scan_message
 from ..sqlalchemy_private import expanded_parameters, text_bindparams, unit_of_work_flush
-from .client_side.cursor_setup import batch_note, client_read
+from .client_side.cursor_setup import batch_note, client_read, skipped_rows
 from .client_side.single_read import BatchGet
 from .compiler import DMLTemplate, like_prefix, never_true, not_in_as_chain
 from .compiler.predicate import Values, values_of
@@ -159,6 +159,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         batch = self._batch_read(compiled)
         self._configure_cursor(compiled)
         self.cursor.client_read = client_read(self, compiled, batch)
+        self.cursor.skip_rows = skipped_rows(self, compiled)
         if self.cursor.client_read is not None:
             self.cursor.hidden_columns = 0  # the client read drops them after sorting
         plan = compiled.record.plan if batch is None else batch.plan

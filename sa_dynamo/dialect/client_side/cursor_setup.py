@@ -1,5 +1,6 @@
 """The execution's half of a read finished on the client (single_read.py): the
-driver's ClientRead for one execution, the dynamodb_client_sort option, and the plan's note."""
+driver's ClientRead for one execution, the dynamodb_client_sort option, the rows an OFFSET
+skips, and the plan's note."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from sqlalchemy.exc import ArgumentError, CompileError
+from sqlalchemy.exc import ArgumentError, CompileError, DBAPIError
 
 from ...dbapi.client_reads import ClientRead
+from ...dbapi.errors import Error, OperationalError
 from ...dbapi.limits import BATCH_SIZE
+from ...exc import cannot_express
 from ...plan import Plan
 from ...sqlalchemy_private import expanded_parameters
 from ..compiler.predicate import values_of
@@ -18,7 +21,8 @@ from ..options import PAGE
 from .single_read import CLIENT_SORT, BatchGet
 
 
-def _rows_held(options: Any) -> int | None:
+def rows_held(options: Any) -> int | None:
+    """The dynamodb_client_sort option: the rows the client may hold (or skip) at most."""
     most = options.get(CLIENT_SORT)
     if most is not None and (isinstance(most, bool) or not isinstance(most, int) or most < 1):
         raise ArgumentError(
@@ -34,7 +38,7 @@ def client_read(context: Any, compiled: Any, batch: BatchGet | None) -> ClientRe
     if batch is None and order is None:
         return None
     options = context.options_in_force
-    most = _rows_held(options)
+    most = rows_held(options)
     capped = batch is None and bool(order.opt_in)
     if capped and most is None:
         raise CompileError(order.opt_in)
@@ -67,3 +71,37 @@ def batch_note(plan: Plan, batch: BatchGet | None, values: int) -> Plan:
     if plan.filter:
         note += "; the filter is tested on the client (a batched SELECT takes none)"
     return replace(plan, reason=note)
+
+
+def skipped_rows(context: Any, compiled: Any) -> int:
+    """The rows an OFFSET skips (SQLite's rule: a negative OFFSET skips none). They are read, so
+    over a Query or a Scan they need dynamodb_client_sort, and more than it allows is an error
+    before anything is sent; OFFSET 0 costs nothing."""
+    name = compiled.record.offset_bind
+    offset = int(context.compiled_parameters[0][name]) if name is not None else 0
+    if offset <= 0:
+        return 0
+    options = context.options_in_force
+    if options.get(PAGE) is not None:
+        raise ArgumentError(
+            "paginate() resumes where its last page ended (after=token): leave .offset() out of its statement"
+        )
+    if compiled.record.bounded:
+        return offset
+    most = rows_held(options)
+    if most is None:
+        raise CompileError(
+            cannot_express(
+                "OFFSET over a Query or a Scan",
+                f"the rows it skips are read first; pass the execution option {CLIENT_SORT}=<max rows> to "
+                "read and skip up to that many, or page with sa_dynamo.paginate(..., after=token), which "
+                "resumes where a page ended",
+            )
+        )
+    if offset > most:  # the driver's error, as SQLAlchemy raises it from a statement sent
+        error = OperationalError(
+            f"OFFSET {offset} reads and skips more rows than {CLIENT_SORT}={most} allows: raise the "
+            "limit, narrow the WHERE, or page with sa_dynamo.paginate(..., after=token)"
+        )
+        raise DBAPIError.instance(context.statement, None, error, Error)
+    return offset

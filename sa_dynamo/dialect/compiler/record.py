@@ -20,6 +20,8 @@ class Record:
     plan: Plan | None = None  # the access path, explain()'s and the scan guard's
     template: Any = None  # an INSERT/UPDATE's DMLTemplate: absent attributes left out per row
     limit_bind: str | None = None  # the LIMIT's parameter: the driver stops after that many rows
+    offset_bind: str | None = None  # the OFFSET's parameter: the driver skips that many rows
+    bounded: bool = False  # the rows are bounded by the keys the WHERE names (no cap needed)
     count: str | None = None  # "rows" for COUNT(*), "values" for COUNT(attribute)
     count_only: bool = False  # a RETURNING write that returns its rowcount only
     global_index: bool = False  # a global index is read (no consistent reads there)
