@@ -69,6 +69,19 @@ def dml_mapper(statement: Any) -> Any:
     return statement.table._annotations.get("parententity")
 
 
+def core_only(statement: Any) -> Any:
+    """``statement`` compiled as Core, without the ORM's compile plugin that the annotations
+    of its clauses (taken from an ORM statement) would carry into it."""
+    statement._propagate_attrs = util.immutabledict()
+    return statement
+
+
+def selected_elements(compile_state: Any) -> list[Any]:
+    """The elements of a SELECT's column list, in the order its columns are rendered and its
+    result rows are read."""
+    return [column for _, _, _, column, _ in compile_state.columns_plus_names]
+
+
 def statement_options(statement: Any) -> tuple[Any, ...]:
     """The options given to ``.options()`` (use_index() among them)."""
     return tuple(getattr(statement, "_with_options", ()))

@@ -117,6 +117,9 @@ class Cursor:
         # transaction the item is read first, so the rowcount is exact and a write matching
         # nothing is not held (buffer.py)
         self.write_matches: Sequence[Callable[[dict], bool]] | None = None
+        # the rows' items were read a moment ago in this transaction and matched their WHERE:
+        # they are held without reading them again (buffer.py)
+        self.matched_by_read = False
         # a SELECT's WHERE as a test of an item: in a transaction, the items it wrote are tested
         # with it and laid over what DynamoDB returns (overlay.py)
         self.read_matches: Callable[[dict], bool] | None = None
@@ -163,7 +166,9 @@ class Cursor:
             if self.connection.autocommit:
                 self._write_now(kind, operation, body)
             else:
-                (self.rowcount,) = self.connection.buffer.hold(kind, [(operation, body)], self.write_matches)
+                (self.rowcount,) = self.connection.buffer.hold(
+                    kind, [(operation, body)], self.write_matches, self.matched_by_read
+                )
         elif kind == "PUT":
             self.rowcount = self._put([body])
         else:
@@ -185,6 +190,18 @@ class Cursor:
             if names is None and self.star_columns is not None:
                 names = self.star_columns[0]
             self._set_result(names or (), [])
+        return self
+
+    def computed(self, names: Sequence[str] | None, rows: list[tuple], rowcount: int = -1) -> Cursor:
+        """The result of a statement its caller computed on the client over the reads and writes
+        it made through other cursors of this connection (a join, GROUP BY, an UPDATE by any
+        WHERE): the rows of ``names`` (None: a write, no rows), or ``rowcount``; nothing is sent."""
+        self._check_open()
+        self._reset()
+        if names is not None:
+            self._set_result(names, rows)
+        else:
+            self.rowcount = rowcount
         return self
 
     def matched_nothing(self, operation: str) -> Cursor:
@@ -231,7 +248,7 @@ class Cursor:
             self.rowcount = self._put(bodies)
         elif not self.connection.autocommit:
             counts = self.connection.buffer.hold(
-                kind, [(b["Statement"], b) for b in bodies], self.write_matches
+                kind, [(b["Statement"], b) for b in bodies], self.write_matches, self.matched_by_read
             )
             self.rowcount = batch.total_rowcount(counts)
         else:

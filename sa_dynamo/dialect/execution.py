@@ -25,7 +25,7 @@ from .client_side.cursor_setup import batch_note, client_read, skipped_rows
 from .client_side.single_read import BatchGet
 from .compiler import DMLTemplate, like_prefix, never_true, not_in_as_chain
 from .compiler.predicate import Values, values_of
-from .options import DISCRIMINATOR, EXPLAIN, PAGE, SCAN_FIX
+from .options import DISCRIMINATOR, EXPLAIN, MATCHED, PAGE, SCAN_FIX
 
 log = logging.getLogger("sa_dynamo")
 
@@ -344,6 +344,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                 # at once. The ORM's own flush of loaded objects keeps one call per commit and no read.
                 rows = range(len(self.compiled_parameters))
                 cursor.write_matches = [self._item_test(compiled, row) for row in rows]
+                cursor.matched_by_read = bool(options.get(MATCHED))
         cursor.count = compiled.record.count
         cursor.hidden_columns = compiled.record.hidden_columns
         cursor.star_columns = compiled.record.star_columns

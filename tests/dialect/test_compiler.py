@@ -245,12 +245,6 @@ def test_none_values_become_absent_attributes():
         (union(select(items.c.pk), select(other.c.id)), "UNION"),
         (select(items).where(items.c.pk == "A").order_by(func.lower(items.c.name)), "ORDER BY lower"),
         (select(literal_column("1")), "a SELECT without a table"),
-        (
-            items.update().where(items.c.pk == "a").values(n=1),
-            "UPDATE without equality on the whole primary key",
-        ),
-        (items.update().where(items.c.pk == "a", items.c.sk > "b").values(n=1), "whole primary key"),
-        (items.delete().where(items.c.n == 1), "DELETE without equality on the whole primary key (pk, sk)"),
         (items.update().where(items.c.pk == "a", items.c.sk == "b").values(sk="c"), 'key attribute "sk"'),
         (
             items.update().where(items.c.pk == "a", items.c.sk == "b").values(n=items.c.n + 1),

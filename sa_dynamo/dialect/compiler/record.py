@@ -36,6 +36,8 @@ class Record:
     predicate: Any = None  # the WHERE as a Python test of an item (predicate.py)
     batch_get: Any = None  # full keys read as a batch (client_side/single_read.BatchGet)
     client_order: Any = None  # an ORDER BY the driver applies (client_side/single_read.ClientOrder)
+    # a statement computed on the client over statements it sends (client_side/): run(context, cursor)
+    program: Any = None
     # parameter name -> the key attribute it is compared with (checked for empty values)
     key_parameters: dict[str, str] = field(default_factory=dict)
     # parameter name -> "startswith"/"contains": the method whose value may not hold % or _
