@@ -33,6 +33,11 @@ class Plan:
     or IN), Scan (neither), or PutItem/UpdateItem/DeleteItem for writes. ``reason`` says why a
     read is a Scan, why no index served it, how many requests a BatchGetItem makes, or that
     nothing is sent (the WHERE matches no item).
+
+    A statement the client computes over several requests (a join, GROUP BY, an UPDATE by any
+    WHERE) has ``steps``: the plans of the statements it sends, in order, each with what it is
+    for in its ``reason``; and ``client``: what the client computes over them, and the caps in
+    force. Its ``operation`` is "Client", or the write's for an UPDATE/DELETE.
     """
 
     operation: str
@@ -42,6 +47,8 @@ class Plan:
     filter: str = ""
     partiql: str = ""
     reason: str = ""
+    steps: tuple[Plan, ...] = ()
+    client: str = ""
 
     @property
     def source(self) -> str:
@@ -67,6 +74,9 @@ class Plan:
 
     def summary(self) -> str:
         """One line for the log."""
+        if self.steps:
+            steps = " | ".join(f"{number}. {step.summary()}" for number, step in enumerate(self.steps, 1))
+            return f"{self.operation} on {self.source}: {steps} | then on the client: {self.client}"
         parts = [f"{self.operation} on {self.source}"]
         if self.key_condition:
             parts.append(f"key: {self.key_condition}")
@@ -77,6 +87,13 @@ class Plan:
         return "; ".join(parts)
 
     def __str__(self) -> str:
+        if self.steps:
+            lines = [f"operation:     {self.operation}", f"table:         {self.table}"]
+            for number, step in enumerate(self.steps, 1):
+                lines.append(f"step {number}:")
+                lines += ["  " + line for line in str(step).splitlines()]
+            lines.append(f"on the client: {self.client}")
+            return "\n".join(lines)
         lines = [
             f"operation:     {self.operation}",
             f"table:         {self.table}",

@@ -33,6 +33,10 @@ def limit_clause(select: Any) -> Any:
     return select._limit_clause
 
 
+def offset_clause(select: Any) -> Any:
+    return select._offset_clause
+
+
 def select_extras(select: Any) -> dict[str, bool]:
     """Which clauses PartiQL lacks a SELECT carries, by their SQL names."""
     return {
@@ -63,6 +67,19 @@ def dml_mapper(statement: Any) -> Any:
     None for a Table's. ``entity_description`` fails on a Table's statement whose WHERE names
     mapped attributes (``update(Order.__table__).where(Order.id == 1)``)."""
     return statement.table._annotations.get("parententity")
+
+
+def core_only(statement: Any) -> Any:
+    """``statement`` compiled as Core, without the ORM's compile plugin that the annotations
+    of its clauses (taken from an ORM statement) would carry into it."""
+    statement._propagate_attrs = util.immutabledict()
+    return statement
+
+
+def selected_elements(compile_state: Any) -> list[Any]:
+    """The elements of a SELECT's column list, in the order its columns are rendered and its
+    result rows are read."""
+    return [column for _, _, _, column, _ in compile_state.columns_plus_names]
 
 
 def statement_options(statement: Any) -> tuple[Any, ...]:

@@ -67,6 +67,7 @@ class Buffer:
         kind: str,
         statements: list[tuple[str, dict[str, Any]]],
         tests: Sequence[Test | None] | None = None,
+        matched: bool = False,
     ) -> list[int]:
         """Hold writes for commit, each merged with an earlier write of the same item; their
         rowcounts: what a successful commit guarantees, or what the merge already decided. All
@@ -75,19 +76,24 @@ class Buffer:
         ``tests`` holds each UPDATE/DELETE's WHERE as a test of the item: the items are read
         (consistently, one BatchGetItem for the rows of an executemany) and tested first, so the
         rowcount is exact at once, and a write whose WHERE matches nothing is not held (SQL:
-        zero rows, the transaction goes on)."""
+        zero rows, the transaction goes on).
+
+        ``matched``: the caller read the items a moment ago in this transaction, and each matched
+        its WHERE (an UPDATE/DELETE by any WHERE reads the keys it writes): an item this
+        transaction has not written is held without reading it again, its WHERE the condition
+        the commit checks, so a change in between fails the commit instead of being lost."""
         rows = len(statements)
         held = []
         for row, (operation, body) in enumerate(statements):
             with in_row(row, rows):
                 held.append(self._checked(kind, operation, body))
         tests = tests or [None] * rows
-        if rows == 1:
-            return [self._hold(kind, *held[0], tests[0])]  # checked: it fails before changing anything
+        if rows == 1:  # checked: it fails before changing anything
+            return [self._hold(kind, *held[0], tests[0], matched)]
         tested = [
             w
             for (_, w), test in zip(held, tests, strict=True)
-            if test and w and w.identity not in self._writes
+            if test and w and w.identity not in self._writes and not matched
         ]
         for table in {w.table for w in tested}:
             keys = [w.key for w in tested if w.table == table]
@@ -98,7 +104,7 @@ class Buffer:
         try:
             for row, ((body, write), test) in enumerate(zip(held, tests, strict=True)):
                 with in_row(row, rows):
-                    counts.append(self._hold(kind, body, write, test))
+                    counts.append(self._hold(kind, body, write, test, matched))
             return counts
         except Exception:
             self._pending, self._writes, self.merged_away, self._executed = saved
@@ -118,11 +124,19 @@ class Buffer:
         return body, self.tables.checked(operation, body)
 
     def _hold(
-        self, kind: str, body: dict[str, Any], write: writes.Write | None, test: Test | None = None
+        self,
+        kind: str,
+        body: dict[str, Any],
+        write: writes.Write | None,
+        test: Test | None = None,
+        matched: bool = False,
     ) -> int:
         row = self._executed
         earlier = self._writes.get(write.identity) if write is not None else None
-        if test is not None and write is not None and kind != "INSERT":
+        if matched and earlier is None and write is not None:
+            if kind == "DELETE":  # the item was read: deleted meanwhile, it fails the commit
+                write = writes.while_present(write)
+        elif test is not None and write is not None and kind != "INSERT":
             before = earlier.action if earlier is not None else None
             needs_committed = before is None or before.kind == "UPDATE"
             committed = self.committed_item(write.table, write.key) if needs_committed else None
@@ -143,7 +157,7 @@ class Buffer:
             # A failed UPDATE condition cancels the whole commit, so a committed UPDATE matched
             # one item. A DELETE of a missing item commits silently, so without the read its
             # count is unknown.
-            return -1 if kind == "DELETE" and test is None else 1
+            return -1 if kind == "DELETE" and test is None and not matched else 1
         if write.kind == "INSERT" and earlier.action.kind == "DELETE":
             # deleted, then inserted anew: one action that leaves the item as the INSERT writes it
             committed = self.committed_item(write.table, write.key)

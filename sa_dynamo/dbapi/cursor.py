@@ -79,7 +79,8 @@ def _description(names: tuple[str, ...]) -> tuple[tuple, ...]:
 
 class Cursor:
     """PEP 249 cursor. Extensions: ``page_size`` (items DynamoDB evaluates per request),
-    ``consistent_read``, ``max_rows`` (stop reading after that many rows), ``count_only`` (a
+    ``consistent_read``, ``max_rows`` (stop reading after that many rows), ``skip_rows`` (SQL's
+    OFFSET: that many rows are read and dropped before the first is handed out), ``count_only`` (a
     RETURNING write sets rowcount but yields no rows), ``count`` ("rows"/"values": a SELECT
     yields one row, the COUNT), ``discriminator`` (see Discriminator), ``page_rows`` with
     ``start_token`` (read exactly one page of rows; ``resume_token`` continues after it),
@@ -102,6 +103,7 @@ class Cursor:
         self.page_size: int | None = None
         self.consistent_read = False
         self.max_rows: int | None = None
+        self.skip_rows = 0
         self.count_only = False
         self.discriminator: Discriminator | None = None
         self.count: str | None = None
@@ -115,6 +117,9 @@ class Cursor:
         # transaction the item is read first, so the rowcount is exact and a write matching
         # nothing is not held (buffer.py)
         self.write_matches: Sequence[Callable[[dict], bool]] | None = None
+        # the rows' items were read a moment ago in this transaction and matched their WHERE:
+        # they are held without reading them again (buffer.py)
+        self.matched_by_read = False
         # a SELECT's WHERE as a test of an item: in a transaction, the items it wrote are tested
         # with it and laid over what DynamoDB returns (overlay.py)
         self.read_matches: Callable[[dict], bool] | None = None
@@ -161,7 +166,9 @@ class Cursor:
             if self.connection.autocommit:
                 self._write_now(kind, operation, body)
             else:
-                (self.rowcount,) = self.connection.buffer.hold(kind, [(operation, body)], self.write_matches)
+                (self.rowcount,) = self.connection.buffer.hold(
+                    kind, [(operation, body)], self.write_matches, self.matched_by_read
+                )
         elif kind == "PUT":
             self.rowcount = self._put([body])
         else:
@@ -183,6 +190,18 @@ class Cursor:
             if names is None and self.star_columns is not None:
                 names = self.star_columns[0]
             self._set_result(names or (), [])
+        return self
+
+    def computed(self, names: Sequence[str] | None, rows: list[tuple], rowcount: int = -1) -> Cursor:
+        """The result of a statement its caller computed on the client over the reads and writes
+        it made through other cursors of this connection (a join, GROUP BY, an UPDATE by any
+        WHERE): the rows of ``names`` (None: a write, no rows), or ``rowcount``; nothing is sent."""
+        self._check_open()
+        self._reset()
+        if names is not None:
+            self._set_result(names, rows)
+        else:
+            self.rowcount = rowcount
         return self
 
     def matched_nothing(self, operation: str) -> Cursor:
@@ -229,7 +248,7 @@ class Cursor:
             self.rowcount = self._put(bodies)
         elif not self.connection.autocommit:
             counts = self.connection.buffer.hold(
-                kind, [(b["Statement"], b) for b in bodies], self.write_matches
+                kind, [(b["Statement"], b) for b in bodies], self.write_matches, self.matched_by_read
             )
             self.rowcount = batch.total_rowcount(counts)
         else:
@@ -279,6 +298,7 @@ class Cursor:
         self._pages = Pages(self.connection.transport, self.discriminator, self.star_order)
         self._rows: deque[tuple] = deque()
         self._delivered = 0
+        self._skipped = 0  # rows dropped for skip_rows so far
 
     def _check_open(self) -> None:
         if self._closed:
@@ -340,8 +360,15 @@ class Cursor:
         if self.max_rows is not None and self._delivered >= self.max_rows:
             self._rows.clear()
             self._pages.request = None
-        while not self._rows and self._pages.request is not None:
-            self._rows.extend(self._pages.next_rows())
+        while True:
+            while not self._rows and self._pages.request is not None:
+                self._rows.extend(self._pages.next_rows())
+            if self._skipped >= self.skip_rows or not self._rows:
+                break
+            dropped = min(self.skip_rows - self._skipped, len(self._rows))
+            for _ in range(dropped):  # read, counted in the cost, and not handed out
+                self._rows.popleft()
+            self._skipped += dropped
         if not self._rows:
             if self.rowcount == -1:
                 self.rowcount = self._delivered

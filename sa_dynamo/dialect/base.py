@@ -22,6 +22,7 @@ from .. import sql_text
 from ..dbapi import control_plane
 from ..dbapi.transport import Transport
 from . import item_sample, sending
+from .client_side.steps import computed
 from .compiler import DynamoDBCompiler, DynamoDBIdentifierPreparer
 from .ddl import DynamoDBDDLCompiler
 from .execution import SCAN_POLICIES, DynamoDBExecutionContext
@@ -180,6 +181,8 @@ class DynamoDBDialect(default.DefaultDialect):
                 self._sql_text.forget()  # key schemas and indexes may change
                 control_plane.run(cursor.connection.transport, *context.control_plane_request)
             return
+        if computed(cursor, context):
+            return
         if context is not None and context.execution_options.get(EXPLAIN) is not None:
             cursor.describe(statement)  # explain(): nothing sent
             return
@@ -189,6 +192,8 @@ class DynamoDBDialect(default.DefaultDialect):
         sending.execute(cursor, statement, parameters, context)
 
     def do_executemany(self, cursor: Any, statement: str, parameters: Any, context: Any = None) -> None:
+        if computed(cursor, context):
+            return
         if context is not None and context.execution_options.get(EXPLAIN) is not None:
             return
         if context is not None and context.matches_nothing:  # the WHERE matches nothing, for every row

@@ -21,11 +21,11 @@ from ..dbapi.paging import Discriminator
 from ..exc import ScanNotAllowed, ScanWarning, refuse
 from ..plan import EXPLAINED, Plan, scan_message
 from ..sqlalchemy_private import expanded_parameters, text_bindparams, unit_of_work_flush
-from .client_reads import batch_note, client_read
+from .client_side.cursor_setup import batch_note, client_read, skipped_rows
+from .client_side.single_read import BatchGet
 from .compiler import DMLTemplate, like_prefix, never_true, not_in_as_chain
-from .compiler.client_side import BatchGet
 from .compiler.predicate import Values, values_of
-from .options import DISCRIMINATOR, EXPLAIN, PAGE, SCAN_FIX
+from .options import DISCRIMINATOR, EXPLAIN, MATCHED, PAGE, SCAN_FIX
 
 log = logging.getLogger("sa_dynamo")
 
@@ -159,6 +159,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         batch = self._batch_read(compiled)
         self._configure_cursor(compiled)
         self.cursor.client_read = client_read(self, compiled, batch)
+        self.cursor.skip_rows = skipped_rows(self, compiled)
         if self.cursor.client_read is not None:
             self.cursor.hidden_columns = 0  # the client read drops them after sorting
         plan = compiled.record.plan if batch is None else batch.plan
@@ -363,6 +364,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                 # at once. The ORM's own flush of loaded objects keeps one call per commit and no read.
                 rows = range(len(self.compiled_parameters))
                 cursor.write_matches = [self._item_test(compiled, row) for row in rows]
+                cursor.matched_by_read = bool(options.get(MATCHED))
         cursor.count = compiled.record.count
         cursor.hidden_columns = compiled.record.hidden_columns
         cursor.star_columns = compiled.record.star_columns

@@ -16,7 +16,7 @@ from sqlalchemy.sql.selectable import Select
 from ..constructs import forced_index, use_index
 from ..plan import EXPLAIN  # explain(): a dict that receives the plan; nothing is sent
 
-__all__ = ["DISCRIMINATOR", "EXPLAIN", "PAGE", "SCAN_FIX", "index_from_execution_options"]
+__all__ = ["DISCRIMINATOR", "EXPLAIN", "MATCHED", "PAGE", "SCAN_FIX", "index_from_execution_options"]
 
 # paginate(): the page to read, and where it ended
 PAGE = "_sa_dynamo_page"
@@ -25,6 +25,9 @@ PAGE = "_sa_dynamo_page"
 DISCRIMINATOR = "_sa_dynamo_discriminator"
 # the ORM's advice for a relationship load that scans (its foreign key has no index)
 SCAN_FIX = "_sa_dynamo_scan_fix"
+# an UPDATE/DELETE by key of items a read found a moment ago to match its WHERE (the driver's
+# Cursor.matched_by_read): in a transaction they are held without being read again
+MATCHED = "_sa_dynamo_matched"
 
 
 def index_from_execution_options(

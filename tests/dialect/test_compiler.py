@@ -234,7 +234,6 @@ def test_none_values_become_absent_attributes():
         (select(items).where(items.c.n == items.c.pk), "a comparison of two attributes (n and pk)"),
         (select(items).distinct(), "DISTINCT"),
         (select(items.c.n).group_by(items.c.n), "GROUP BY"),
-        (select(items).offset(5), "OFFSET"),
         (select(items).with_for_update(), "SELECT ... FOR UPDATE"),
         (select(items).where(func.count() > 1), "COUNT here"),
         (select(items).where(func.lower(items.c.name) == "x"), "the SQL function lower()"),
@@ -244,16 +243,8 @@ def test_none_values_become_absent_attributes():
         (select(items, other), "a SELECT over several tables"),
         (select(items).where(items.c.pk.in_(select(other.c.items_pk))), "a subquery"),
         (union(select(items.c.pk), select(other.c.id)), "UNION"),
-        (select(items).order_by(items.c.sk), "ORDER BY on a scan"),
-        (select(hash_only).order_by(hash_only.c.v), "select keys with id.in_(keys)"),
         (select(items).where(items.c.pk == "A").order_by(func.lower(items.c.name)), "ORDER BY lower"),
         (select(literal_column("1")), "a SELECT without a table"),
-        (
-            items.update().where(items.c.pk == "a").values(n=1),
-            "UPDATE without equality on the whole primary key",
-        ),
-        (items.update().where(items.c.pk == "a", items.c.sk > "b").values(n=1), "whole primary key"),
-        (items.delete().where(items.c.n == 1), "DELETE without equality on the whole primary key (pk, sk)"),
         (items.update().where(items.c.pk == "a", items.c.sk == "b").values(sk="c"), 'key attribute "sk"'),
         (
             items.update().where(items.c.pk == "a", items.c.sk == "b").values(n=items.c.n + 1),
@@ -789,6 +780,41 @@ def test_an_order_dynamodb_cannot_serve_is_left_to_the_client():
     assert "dynamodb_client_sort=<max rows>" in compiled.record.client_order.opt_in
     bounded = select(hash_only.c.id).where(hash_only.c.id.in_(["a", "b"])).order_by(hash_only.c.v)
     assert bounded.compile(dialect=dialect).record.client_order.opt_in == ""
+
+
+def test_an_order_over_a_scan_is_the_clients_with_a_cap():
+    """ORDER BY over a scan is sorted on the client too, once dynamodb_client_sort caps the rows
+    held: until then the refusal names the option and the reads that need none."""
+    compiled = select(items).order_by(items.c.sk).compile(dialect=dialect)
+    assert str(compiled) == 'SELECT "pk", "sk", "n", "name", "doc" FROM "items"'
+    assert compiled.record.plan.operation == "Scan"
+    assert compiled.record.client_order.order == ((1, False, None),)
+    assert compiled.record.client_order.opt_in == (
+        "DynamoDB PartiQL cannot express ORDER BY on a scan: DynamoDB sorts only within a partition; "
+        "pass the execution option dynamodb_client_sort=<max rows> to sort up to that many rows on the "
+        "client (the scan itself follows dynamodb_scan), or select full keys with tuple_(pk, sk).in_(keys) "
+        "(sorted on the client), or pin the partition key with == or in_()"
+    )
+    hash_scan = select(hash_only).order_by(hash_only.c.v).compile(dialect=dialect)
+    assert hash_scan.record.client_order.opt_in.endswith(
+        "or select keys with id.in_(keys) (sorted on the client)"
+    )
+
+
+def test_offset_is_counted_by_the_driver():
+    """PartiQL has no OFFSET: the statement is sent without it and the driver skips the rows;
+    whether they need a cap depends on whether the keys bound the read."""
+    compiled = select(items).where(items.c.pk == "A").limit(3).offset(5).compile(dialect=dialect)
+    assert str(compiled) == 'SELECT "pk", "sk", "n", "name", "doc" FROM "items" WHERE "pk" = ?'
+    assert compiled.construct_params()[compiled.record.offset_bind] == 5
+    assert compiled.construct_params()[compiled.record.limit_bind] == 3
+    assert compiled.record.bounded is False
+    keys = select(items).where(tuple_(items.c.pk, items.c.sk).in_([("a", "b")])).offset(1)
+    assert keys.compile(dialect=dialect).record.bounded is True
+    whole = select(items).where(items.c.pk == "a", items.c.sk == "b").offset(1)
+    assert whole.compile(dialect=dialect).record.bounded is True
+    with pytest.raises(CompileError, match=r"OFFSET with an expression: pass an integer to \.offset\(\)"):
+        select(items).offset(items.c.n).compile(dialect=dialect)
 
 
 def test_a_key_list_reads_whole_attributes():

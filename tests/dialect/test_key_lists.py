@@ -163,11 +163,13 @@ def test_more_rows_than_allowed_is_an_error_not_a_shorter_result(databases):
         _rows(databases[0], statement.execution_options(dynamodb_client_sort=0))
 
 
-def test_sorts_that_stay_refused(databases):
+def test_a_scan_sorts_only_with_the_cap_and_paginate_stays_refused(databases):
+    scan = select(users).order_by(users.c.n, users.c.id).execution_options(dynamodb_scan="allow")
     with pytest.raises(CompileError, match="ORDER BY on a scan") as raised:
-        _rows(databases[0], select(users).order_by(users.c.n).execution_options(dynamodb_client_sort=10))
+        _rows(databases[0], scan)
     assert "select keys with id.in_(keys)" in str(raised.value)
     assert "id == value" not in str(raised.value)
+    assert len(_same(databases, scan.execution_options(dynamodb_client_sort=80))) == 80
     keys = select(orders).where(tuple_(orders.c.pk, orders.c.sk).in_(FULL_KEYS)).order_by(orders.c.n)
     with pytest.raises(ArgumentError, match="paginate"):
         sa_dynamo.paginate(databases[0], keys, page_size=10)

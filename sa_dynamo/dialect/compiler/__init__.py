@@ -1,7 +1,7 @@
 """The dialect's one compiler, a class per concern: statements.py (the compiler and SELECT),
 writes.py (INSERT/UPDATE/DELETE), where.py (a statement's table and WHERE: key conditions and the
 filter), conditions.py (each WHERE test), like.py (LIKE as begins_with), expressions.py (values,
-paths, functions), client_side.py (what the driver finishes), normal_form.py (the condition tree
+paths, functions), normal_form.py (the condition tree
 in SQL's three-valued logic), predicate.py (the same tree as a Python test), access_path.py
 (index choice), templates.py (what the execution finishes in the text)."""
 

@@ -169,16 +169,20 @@ def _test(clause: Any) -> Test:
 
 
 def values_of(
-    compiled: Any, parameters: Mapping[str, Any], expanded: Mapping[str, list[str]] | None = None
+    compiled: Any,
+    parameters: Mapping[str, Any],
+    expanded: Mapping[str, list[str]] | None = None,
+    processed: bool = True,
 ) -> Values:
     """The value each bind parameter of ``compiled`` has as DynamoDB receives it, given one
     execution's parameters by name; ``expanded`` names the parameters an IN list became at
-    execution (its values each processed as its own).
+    execution (its values each processed as its own). ``processed=False``: the values as the
+    execution was given them (a statement the client runs for this one takes them so).
 
     As received: the column type's bind processor, then the driver's AttributeValue, read back
     as an item's attributes are. So the float 0.7 a Float column sends is the number 0.7, equal
     to the stored Decimal("0.7") as DynamoDB says, not the binary fraction nearest to it."""
-    processors = bind_processors(compiled)
+    processors = bind_processors(compiled) if processed else None
     names = compiled.bind_names
     by_key = {bind.key: name for bind, name in names.items()}
     known: dict[str, Any] = {}
@@ -186,27 +190,26 @@ def values_of(
     def value(bind: Any) -> Any:
         name = names.get(bind) or by_key[bind.key]
         if name not in known:
-            known[name] = _value(bind, name, processors.get(name), parameters, expanded)
+            raw = _raw(bind, name, parameters, expanded)
+            known[name] = raw if processors is None else _processed(bind, raw, processors.get(name))
         return known[name]
 
     return value
 
 
-def _value(
-    bind: Any,
-    name: str,
-    process: Any,
-    parameters: Mapping[str, Any],
-    expanded: Mapping[str, list[str]] | None,
+def _raw(
+    bind: Any, name: str, parameters: Mapping[str, Any], expanded: Mapping[str, list[str]] | None
 ) -> Any:
+    if bind.expanding and name not in parameters:
+        return _expanded(bind, parameters, expanded[name])
+    return parameters[name]
+
+
+def _processed(bind: Any, raw: Any, process: Any) -> Any:
     if bind.expanding:
-        listed = parameters[name] if name in parameters else _expanded(bind, parameters, expanded[name])
         if isinstance(process, (tuple, list)):  # a tuple IN: one processor per element
-            return [
-                tuple(received(p(e) if p else e) for p, e in zip(process, v, strict=True)) for v in listed
-            ]
-        return [received(process(v) if process else v) for v in listed]
-    raw = parameters[name]
+            return [tuple(received(p(e) if p else e) for p, e in zip(process, v, strict=True)) for v in raw]
+        return [received(process(v) if process else v) for v in raw]
     return received(process(raw) if process else raw)
 
 

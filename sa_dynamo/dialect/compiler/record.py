@@ -20,6 +20,8 @@ class Record:
     plan: Plan | None = None  # the access path, explain()'s and the scan guard's
     template: Any = None  # an INSERT/UPDATE's DMLTemplate: absent attributes left out per row
     limit_bind: str | None = None  # the LIMIT's parameter: the driver stops after that many rows
+    offset_bind: str | None = None  # the OFFSET's parameter: the driver skips that many rows
+    bounded: bool = False  # the rows are bounded by the keys the WHERE names (no cap needed)
     count: str | None = None  # "rows" for COUNT(*), "values" for COUNT(attribute)
     count_only: bool = False  # a RETURNING write that returns its rowcount only
     global_index: bool = False  # a global index is read (no consistent reads there)
@@ -35,8 +37,10 @@ class Record:
     # a write's further tests of its key attributes, decided on the key's values at execution:
     # (their predicate, key attribute -> the bind parameter its == compares with)
     key_retests: tuple[Any, dict[str, Any]] | None = None
-    batch_get: Any = None  # full keys read as a batch (client_side.BatchGet)
-    client_order: Any = None  # an ORDER BY the driver applies (client_side.ClientOrder)
+    batch_get: Any = None  # full keys read as a batch (client_side/single_read.BatchGet)
+    client_order: Any = None  # an ORDER BY the driver applies (client_side/single_read.ClientOrder)
+    # a statement computed on the client over statements it sends (client_side/): run(context, cursor)
+    program: Any = None
     # parameter name -> the key attribute it is compared with (checked for empty values)
     key_parameters: dict[str, str] = field(default_factory=dict)
     # parameter name -> "startswith"/"contains": the method whose value may not hold % or _

@@ -18,15 +18,16 @@ from ...plan import Plan
 from ...sqlalchemy_private import (
     alternate_names,
     limit_clause,
+    offset_clause,
     order_by_clauses,
     select_extras,
     where_criteria,
 )
 from ..attribute_bag import is_bag
+from ..client_side.single_read import NULLS_PLACES, ClientSideCompiler, bounded, order_columns, served
 from ..key_schema import key_schema
 from ..types import JSONElementAs
 from .access_path import access_path
-from .client_side import NULLS_PLACES, ClientSideCompiler, order_columns, served
 from .expressions import COUNT_ROWS, refuse
 from .normal_form import is_json_element, key_tuple_in, table_of, terms_of
 from .predicate import predicate_of
@@ -39,7 +40,6 @@ _SELECT_ADVICE = {
     "DISTINCT": "de-duplicate the rows in Python",
     "GROUP BY": "aggregate the rows in Python",
     "HAVING": "filter the aggregated rows in Python",
-    "OFFSET": "page with sa_dynamo.paginate(..., after=token)",
     "FETCH FIRST": "use .limit(n)",
     "SELECT ... FOR UPDATE": "use a version_id_col for optimistic locking",
     "prefixes, suffixes or hints": "remove them",
@@ -61,7 +61,8 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
             self.record.template = self.record.template.finalized(self.string)
         if self.record.plan is not None:
             self.record.plan = self.record.plan.finished(self.string)
-            operators_used = operator_count(self.string)
+            # a computed statement's steps were counted as each was compiled
+            operators_used = 0 if self.record.program is not None else operator_count(self.string)
             if operators_used > MAX_OPERATORS:
                 refuse(
                     f"a statement with {operators_used} operators and functions",
@@ -192,7 +193,10 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
             self.record.batch_get = self._batch_get(table.name, source, keys, inner_columns)
         text += order_by
         if limit_clause(select) is not None:
-            self._row_limit(select)
+            self.record.limit_bind = self._row_count(limit_clause(select), "LIMIT", ".limit()")
+        if offset_clause(select) is not None:
+            self.record.bounded = bounded(keys, index is None, terms, key_list)
+            self.record.offset_bind = self._row_count(offset_clause(select), "OFFSET", ".offset()")
         return text
 
     def _star_for_bag(self, table: Table, inner_columns: list[str]) -> list[str]:
@@ -222,14 +226,14 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
             rendered.append(self.preparer.quote(clause.name) + direction)
         return " ORDER BY " + ", ".join(rendered)
 
-    def _row_limit(self, select: Any) -> None:
-        # DynamoDB's Limit counts items evaluated, not rows returned: the cursor stops after
-        # LIMIT rows instead. The bind is compiled (so it varies per execution) but not rendered.
-        clause = limit_clause(select)
+    def _row_count(self, clause: Any, what: str, method: str) -> str:
+        """The parameter of a LIMIT or OFFSET: the cursor counts rows for both (DynamoDB's
+        Limit counts items evaluated, not rows returned, and PartiQL has no OFFSET). The bind
+        is compiled (so it varies per execution) but not rendered."""
         if not isinstance(clause, elements.BindParameter):
-            self._refuse("LIMIT with an expression", "pass an integer to .limit()")
+            self._refuse(f"{what} with an expression", f"pass an integer to {method}")
         self.process(clause)
-        self.record.limit_bind = self.bind_names[clause]
+        return self.bind_names[clause]
 
     def visit_join(self, join, asfrom=False, **kwargs):
         self._refuse("JOIN", "query each table on its own key; model one-to-many inside an item collection")

@@ -78,7 +78,8 @@ class WhereCompiler(ConditionCompiler):
     ) -> str:
         """WHERE text: the key conditions first, every other condition in one group.
 
-        With ``full_key`` (UPDATE/DELETE), equality on every key attribute is required.
+        With ``full_key`` (UPDATE/DELETE), the key conditions are the equalities on every key
+        attribute (the writer checked there are: writes.py).
         ``table_hash`` is the table's partition key when a global index is read.
         """
         hash_ops = {operators.eq} if full_key else HASH_KEY
@@ -101,16 +102,9 @@ class WhereCompiler(ConditionCompiler):
             if partition_or and len(hash_term.clauses) > MAX_PARTITION_KEYS:
                 range_term = None
         partitions_in = partition_or and range_term is not None
-        partial = hash_term is None or (keys.range_key is not None and range_term is None)
-        if full_key and partial and not self.record.always_empty:  # else nothing is sent
-            names = ", ".join(c.name for c in keys.columns)
-            self._refuse(
-                f"{full_key} without equality on the whole primary key ({names})",
-                f"add {' and '.join(f'{c.name} == value' for c in keys.columns)} to the WHERE clause "
-                f"(select the matching keys first to {full_key.lower()} several items)",
-            )
         self._key_term = hash_term
         rest = [t for t in terms if t is not hash_term and t is not range_term]
+        partial = hash_term is None or (keys.range_key is not None and range_term is None)
         retests = [t for t in rest if full_key and any(is_on(t, c, None) for c in keys.columns)]
         if retests and not partial:
             # DynamoDB refuses a second test of a key attribute in a write ("Multiple conditions on

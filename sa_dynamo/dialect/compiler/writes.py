@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy.sql import operators
 from sqlalchemy.sql.schema import Table
 
 from ...constructs import Upsert
@@ -18,7 +19,9 @@ from ...sqlalchemy_private import (
     where_criteria,
 )
 from ..attribute_bag import is_bag
+from ..client_side.keyed_writes import keyed_writes
 from ..key_schema import key_schema
+from .normal_form import is_on
 from .templates import DMLTemplate, Entry
 from .where import WhereCompiler
 
@@ -49,11 +52,12 @@ class WriteCompiler(WhereCompiler):
         self, stmt: Any, compile_state: Any, quote: Any, **kw: Any
     ) -> tuple[tuple[Entry, ...], int | None]:
         """The entries written, and which one is an attribute bag (expanded at execution, where
-        the names it holds are checked against the table's columns: ``_template``)."""
+        the names it holds are checked against the table's columns: ``_template``). The
+        columns written and their parameters' names are kept in ``_written``."""
         params = crud_params(self, stmt, compile_state, **kw)
         if params.all_multi_params:
             self._refuse("a multi-row VALUES clause", "pass a list of dicts to execute() (executemany)")
-        entries, bag = [], None
+        entries, bag, self._written = [], None, []
         for column, _expr, value, names in params.single_params:
             name = next(iter(names)) if len(names) == 1 else None
             if name is None or value != placeholder(self, name):
@@ -64,6 +68,7 @@ class WriteCompiler(WhereCompiler):
             if is_bag(column):
                 bag = len(entries)
             entries.append(Entry(quote(column.name), value))
+            self._written.append((column, name))
         if not entries:
             self._refuse("a write without values", "give at least one column a value")
         return tuple(entries), bag
@@ -88,6 +93,8 @@ class WriteCompiler(WhereCompiler):
                     f"an UPDATE of the key attribute {entry.attribute}",
                     "DynamoDB keys are immutable; delete the item and insert it under the new key",
                 )
+        if not self._names_one_item(table, stmt):
+            return self._by_read(stmt, table, "UPDATE")
         where = self._where(key_schema(table), where_criteria(stmt), full_key="UPDATE", **kw)
         self.record.plan = Plan("UpdateItem", table.name, None, self._key_condition, self._filter)
         head = "UPDATE " + self.preparer.format_table(table)
@@ -97,12 +104,30 @@ class WriteCompiler(WhereCompiler):
 
     def visit_delete(self, delete_stmt, visiting_cte=None, **kw):
         stmt, _compile_state, table = self._dml_setup(delete_stmt, "isdelete", **kw)
+        if not self._names_one_item(table, stmt):
+            return self._by_read(stmt, table, "DELETE")
         where = self._where(key_schema(table), where_criteria(stmt), full_key="DELETE", **kw)
         self.record.plan = Plan("DeleteItem", table.name, None, self._key_condition, self._filter)
         self.stack.pop(-1)
         # A DELETE of a missing item succeeds silently; the old item tells whether one was deleted.
         self.record.count_only = True
         return f"DELETE FROM {self.preparer.format_table(table)}{_where_clause(where)} RETURNING ALL OLD *"
+
+    def _names_one_item(self, table: Table, stmt: Any) -> bool:
+        """Whether the WHERE has an equality on each key attribute (or matches no item at all):
+        then it is one write; any other WHERE is an UPDATE/DELETE by a read (keyed_writes.py)."""
+        terms = self._where_terms(where_criteria(stmt))
+        keys = key_schema(table)
+        return self.record.always_empty or (
+            any(is_on(t, keys.hash_key, {operators.eq}) for t in terms)
+            and (keys.range_key is None or any(is_on(t, keys.range_key, {operators.eq}) for t in terms))
+        )
+
+    def _by_read(self, stmt: Any, table: Table, kind: str) -> str:
+        self.stack.pop(-1)
+        written = self._written if kind == "UPDATE" else []
+        text, self.record.plan, self.record.program = keyed_writes(self, stmt, table, written)
+        return text
 
     @staticmethod
     def _template(stmt: Any, kind: str, head: str, entries: Any, tail: str, bag: int | None) -> DMLTemplate:

@@ -4,8 +4,9 @@ SELECTs (PartiQL's batch get), and an ORDER BY that DynamoDB cannot serve, sorte
 
 DynamoDB sorts one partition, by its sort key. Any other order is exact only over rows the
 client holds: a bounded set (full keys; partitions of a table without a sort key, one item each)
-is sorted without asking; a Query of one or more partitions only when the user opts in with
-``dynamodb_client_sort=<rows held at most>``; a Scan never.
+is sorted without asking; a Query or a Scan only when the user opts in with
+``dynamodb_client_sort=<rows held at most>`` (more rows than that are an error, never a shorter
+result). OFFSET is the driver's too: the rows it skips are read.
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ from sqlalchemy.sql import elements, operators
 
 from ...exc import cannot_express
 from ...plan import Plan
+from ..compiler.access_path import attribute_names
+from ..compiler.expressions import refuse
+from ..compiler.normal_form import is_column, is_on, is_partition_or
+from ..compiler.predicate import predicate_of
 from ..key_schema import KeySchema
-from .access_path import attribute_names
-from .expressions import refuse
-from .normal_form import is_column, is_on, is_partition_or
-from .predicate import predicate_of
 
 CLIENT_SORT = "dynamodb_client_sort"
 _ATTRIBUTE = re.compile(r'"(?:[^"]|"")*"')
@@ -110,23 +111,33 @@ def served(
     )
 
 
-def client_ordering(
-    keys: KeySchema, table_read: bool, terms: list[Any], batch: bool, passed_over: str = ""
-) -> str:
-    """For an ORDER BY the client applies: "" when the rows are a bounded set, else the
-    refusal for a Query without dynamodb_client_sort. A Scan is refused here, with why an
-    index the WHERE pins was passed over (``passed_over``), which is the advice that fits."""
-    pinned = any(
+def _pinned(keys: KeySchema, terms: list[Any]) -> bool:
+    return any(
         is_on(t, keys.hash_key, {operators.eq, operators.in_op}) or is_partition_or(t, keys.hash_key)
         for t in terms
     )
+
+
+def bounded(keys: KeySchema, table_read: bool, terms: list[Any], batch: bool) -> bool:
+    """Whether a read's rows are a set bounded by the keys the WHERE names: full keys (a key
+    list, or the whole key pinned by ==), or partitions of a table without a sort key."""
     whole_key = (
         keys.range_key is not None
         and any(is_on(t, keys.hash_key, {operators.eq}) for t in terms)
         and any(is_on(t, keys.range_key, {operators.eq}) for t in terms)
     )
-    if batch or (table_read and pinned and (keys.range_key is None or whole_key)):
+    return batch or (table_read and _pinned(keys, terms) and (keys.range_key is None or whole_key))
+
+
+def client_ordering(
+    keys: KeySchema, table_read: bool, terms: list[Any], batch: bool, passed_over: str = ""
+) -> str:
+    """For an ORDER BY the client applies: "" when the rows are a bounded set, else the
+    refusal for a Query or a Scan without dynamodb_client_sort; a Scan's says why an index the
+    WHERE pins was passed over (``passed_over``), which is the advice that fits."""
+    if bounded(keys, table_read, terms, batch):
         return ""
+    pinned = _pinned(keys, terms)
     sort_key = keys.range_key.name if keys.range_key is not None else None
     exact = (
         f"select full keys with tuple_({keys.hash_key.name}, {sort_key}).in_(keys)"
@@ -134,15 +145,12 @@ def client_ordering(
         else f"select keys with {keys.hash_key.name}.in_(keys)"
     )
     if not pinned:
-        partitions = (
-            f", pin the partition key with == or in_() and pass the execution option {CLIENT_SORT}=<max rows>"
-            if sort_key
-            else ""
-        )
-        refuse(
+        partitions = ", or pin the partition key with == or in_()" if sort_key else ""
+        return cannot_express(
             f"ORDER BY on a scan ({passed_over})" if passed_over else "ORDER BY on a scan",
-            f"DynamoDB sorts only within a partition; {exact} (sorted on the client){partitions}, "
-            "or read the rows with dynamodb_scan='allow' and sort them in Python",
+            f"DynamoDB sorts only within a partition; pass the execution option {CLIENT_SORT}=<max rows> "
+            "to sort up to that many rows on the client (the scan itself follows dynamodb_scan), or "
+            f"{exact} (sorted on the client){partitions}",
         )
     return cannot_express(
         "this ORDER BY",
