@@ -15,6 +15,7 @@ from support.aio import driver, pytest_pyfunc_call, pytest_runtest_protocol  # n
 from support.faultproxy import FaultProxy
 
 from sa_dynamo import local_server
+from sa_dynamo.dbapi.transport import chosen
 from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 
 # CI replays the same examples every run (a landing must not depend on luck); elsewhere
@@ -22,6 +23,10 @@ from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 settings.register_profile("ci", derandomize=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"sa_dynamo transport: {chosen(None)} (SA_DYNAMO_TRANSPORT picks it; the fault tests run on each)"
 
 
 @pytest.fixture(scope="session")
