@@ -13,6 +13,7 @@ from hypothesis import settings
 from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine, event
 from support.aio import driver, pytest_pyfunc_call, pytest_runtest_protocol  # noqa: F401  (support/aio.py)
 from support.faultproxy import FaultProxy
+from support.sessions import rotating_profile, sessions_made  # noqa: F401  (support/sessions.py)
 
 from sa_dynamo import local_server
 from sa_dynamo.dbapi.transport import chosen
