@@ -37,7 +37,6 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.sql import Executable
 
-from sa_dynamo.dbapi.errors import translate
 from sa_dynamo.dbapi.limits import MAX_TRANSACTION_ACTIONS
 from sa_dynamo.dbapi.values import deserialize, serialize
 from sa_dynamo.orm.key_templates import KeyTemplate
@@ -303,7 +302,7 @@ def _filter(where: Mapping[str, Any]) -> dict[str, Any]:
     return request
 
 
-def _scan(client: Any, spec: Backfill, position: Item | None) -> dict[str, Any]:
+def _scan(connection: Connection, spec: Backfill, position: Item | None) -> dict[str, Any]:
     # Strongly consistent, so a transform computes from the item as it is now.
     request = {
         "TableName": spec.table,
@@ -313,10 +312,7 @@ def _scan(client: Any, spec: Backfill, position: Item | None) -> dict[str, Any]:
     }
     if position is not None:
         request["ExclusiveStartKey"] = {name: serialize(value) for name, value in position.items()}
-    try:
-        return client.scan(**request)
-    except Exception as exc:
-        raise translate(exc) from exc
+    return live.send(connection, "Scan", request)
 
 
 def _describe(connection: Connection, table: str) -> dict[str, Any]:
@@ -334,9 +330,8 @@ def _commit_batch(
     before: Progress,
 ) -> Progress:
     """Scan one page after ``before``, write its changes and the new checkpoint in one commit."""
-    client = live.client(connection)
     for _ in range(_ATTEMPTS):
-        page = _scan(client, spec, before.position)
+        page = _scan(connection, spec, before.position)
         rows: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
         for raw in page["Items"]:
             change = writer.row({name: deserialize(value) for name, value in raw.items()})

@@ -23,7 +23,6 @@ from sqlalchemy.sql import Executable
 from sqlalchemy.sql.dml import Delete, UpdateBase
 from sqlalchemy.types import NullType, TypeEngine
 
-from sa_dynamo.dbapi.errors import translate
 from sa_dynamo.dialect.ddl import render_call
 from sa_dynamo.dialect.types import attribute_type
 
@@ -284,10 +283,7 @@ class DynamoDBImpl(DefaultImpl):
         if current is not None and current != attribute:
             advice = f": turn it off first with op.remove_ttl({table!r}, {current!r})" if enabled else ""
             raise CommandError(f"Time to Live on {table!r} reads {current!r}, not {attribute!r}{advice}")
-        try:
-            live.client(self.connection).update_time_to_live(**request)
-        except Exception as exc:
-            raise translate(exc) from exc
+        live.send(self.connection, "UpdateTimeToLive", request)
         log.info(render_call("UpdateTimeToLive", request))
 
     def backfill(self, spec: Backfill) -> None:

@@ -16,9 +16,10 @@ from sa_dynamo.dbapi.control_plane import key_names
 KEY_TYPES = {"S": String, "N": Numeric, "B": LargeBinary}
 
 
-def client(connection: Connection) -> Any:
-    """The boto3 client under a SQLAlchemy connection, for calls the dialect does not make."""
-    return connection.connection.dbapi_connection.client
+def send(connection: Connection, operation: str, request: dict[str, Any]) -> dict[str, Any]:
+    """DynamoDB's answer to a request the dialect does not make (a Scan, UpdateTimeToLive), sent
+    through the connection's transport; a PEP 249 error when DynamoDB refuses it."""
+    return connection.connection.dbapi_connection.transport.send(operation, request)
 
 
 def describe(connection: Connection, table: str) -> dict[str, Any] | None:

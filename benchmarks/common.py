@@ -1,13 +1,14 @@
-"""What every workload shares: one DynamoDB Local, the contenders' clients, timing and API-call
-counting. Ratios are measured against raw boto3 doing the same work in the same run."""
+"""What every workload shares: one DynamoDB Local, the contenders' clients and engines (on each
+transport), timing, API-call counting and garbage-collector accounting. Ratios are measured
+against raw boto3 doing the same work in the same run."""
 
 from __future__ import annotations
 
+import gc
 import statistics
 import threading
 import time
 import uuid
-from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, event
 from sqlalchemy.dialects import registry
 
 from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
@@ -27,6 +28,8 @@ DIALECT = "dynamodb"
 registry.register(DIALECT, "sa_dynamo.dialect.base", "DynamoDBDialect")
 
 REGION = "us-east-1"
+# How a contender's name says it runs on transport=botocore (the default transport's rows have no suffix).
+BOTOCORE = " (transport=botocore)"
 LOADERS = 4  # threads that load a workload's items (4 took 4,600 items/s here, 1 thread 1,900)
 
 
@@ -60,7 +63,9 @@ class Env:
         self.client = boto3.client(
             "dynamodb", endpoint_url=self.endpoint_url, region_name=REGION, **LOCAL_CREDENTIALS
         )
-        self.engine = create_engine(f"{DIALECT}://{self.endpoint_url.removeprefix('http://')}")
+        host = self.endpoint_url.removeprefix("http://")
+        self.engine = create_engine(f"{DIALECT}://{host}")  # the default transport: the driver's HTTP
+        self.botocore_engine = create_engine(f"{DIALECT}://{host}?transport=botocore")
         self.floor = Floor(self.endpoint_url, REGION)
 
     def table_name(self, prefix: str) -> str:
@@ -102,25 +107,18 @@ class Env:
 
     def measure(self, workload: str, contender: str, work: Callable[[], Any], client: Any = None) -> Result:
         """Run ``work`` once now, counting its API calls (``client``: the boto3 client it uses,
-        or the Floor), and queue its other repetitions for ``finish``. The result's seconds are
-        that run's until ``finish`` sets the median of them all."""
+        the engine, or the Floor), and queue its other repetitions for ``finish``. The result's
+        seconds are that run's until ``finish`` sets the median of them all."""
         counted = client if client is not None else self.client
-        counter: Counter[str] = Counter()
-
-        def count(model: Any, **kwargs: Any) -> None:
-            counter[model.name] += 1
-
-        floor_calls, on_floor = self.floor.calls, isinstance(counted, Floor)
-        if not on_floor:
-            counted.meta.events.register("before-call.dynamodb", count)
-        try:
+        if isinstance(counted, Floor):
+            before = self.floor.calls
             seconds = _timed(work)
-        finally:
-            if not on_floor:
-                counted.meta.events.unregister("before-call.dynamodb", count)
-        if on_floor:
-            counter["floor"] = self.floor.calls - floor_calls
-        result = Result(workload, contender, seconds, sum(counter.values()))
+            calls = self.floor.calls - before
+        else:
+            with counted_calls(counted) as sent:
+                seconds = _timed(work)
+            calls = len(sent)
+        result = Result(workload, contender, seconds, calls)
         self.results.append(result)
         self._queued.append((result, work, [seconds]))
         return result
@@ -151,24 +149,70 @@ def _item(values: dict[str, Any]) -> dict[str, Any]:
 
 
 @contextmanager
-def counted_calls(client: Any) -> Iterator[list[str]]:
-    """The names of the API calls ``client`` makes inside the block."""
+def counted_calls(source: Any) -> Iterator[list[str]]:
+    """The names of the API calls made inside the block by ``source``: a botocore client (its
+    ``before-call`` event), or an Engine or AsyncEngine (the observers of the transports of the
+    connections it checks out meanwhile: the same on every transport)."""
     calls: list[str] = []
+    events = getattr(getattr(source, "meta", None), "events", None)
+    if events is not None:
 
-    def count(model: Any, **kwargs: Any) -> None:
-        calls.append(model.name)
+        def call(model: Any, **kwargs: Any) -> None:
+            calls.append(model.name)
 
-    client.meta.events.register("before-call.dynamodb", count)
+        events.register("before-call.dynamodb", call)
+        try:
+            yield calls
+        finally:
+            events.unregister("before-call.dynamodb", call)
+        return
+    engine = getattr(source, "sync_engine", source)
+    watched: list[list[Any]] = []
+
+    def count(operation: str, body: Any, answer: Any) -> None:
+        calls.append(operation)
+
+    def watch(dbapi_connection: Any, record: Any, proxy: Any) -> None:
+        observers = dbapi_connection.transport.observers
+        if count not in observers:
+            observers.append(count)
+            watched.append(observers)
+
+    event.listen(engine, "checkout", watch)
     try:
         yield calls
     finally:
-        client.meta.events.unregister("before-call.dynamodb", count)
+        event.remove(engine, "checkout", watch)
+        for observers in watched:
+            observers.remove(count)
 
 
-def engine_client(engine: Any) -> Any:
-    """The boto3 client behind a pooled connection of the engine (to count its API calls)."""
-    with engine.connect() as connection:
-        return connection.connection.dbapi_connection.client
+@dataclass
+class Collections:
+    """What Python's cyclic garbage collector did: seconds spent and full collections run."""
+
+    seconds: float = 0.0
+    full: int = 0
+
+
+@contextmanager
+def collections() -> Iterator[Collections]:
+    """The garbage collections that run inside the block (``gc.callbacks``)."""
+    seen = Collections()
+    started: list[float] = []
+
+    def callback(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started.append(time.perf_counter())
+        elif started:
+            seen.seconds += time.perf_counter() - started.pop()
+            seen.full += info["generation"] == 2
+
+    gc.callbacks.append(callback)
+    try:
+        yield seen
+    finally:
+        gc.callbacks.remove(callback)
 
 
 def optional(module: str) -> Any:

@@ -1,13 +1,17 @@
-"""W1: point reads by full key: session.get and Core select().one() vs boto3 GetItem, the same
-GetItem over raw HTTP (the floor), the same PartiQL through boto3, PynamoDB get and PyDynamoDB."""
+"""W1: point reads by full key: session.get and Core select().one() (on the default transport and
+on transport=botocore) vs boto3 GetItem, the same GetItem over raw HTTP (the floor), the same
+PartiQL through boto3, PynamoDB get and PyDynamoDB."""
 
 from __future__ import annotations
+
+from functools import partial
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from . import floor
-from .common import Env, engine_client
+from .common import BOTOCORE, Env
 from .models import items, orm_model, pydynamodb_connection, pynamodb_model
 
 NAME = "W1 point reads"
@@ -34,24 +38,25 @@ def run(env: Env, reads: int = 1000) -> None:
 
     model = orm_model(table)
 
-    def session_get() -> None:
-        with Session(env.engine) as session:
+    def session_get(engine: Any) -> None:
+        with Session(engine) as session:
             for key in keys:
                 session.get(model, key)
                 session.expunge_all()  # a real read each time, not the identity map
 
     columns = model.__table__.c
 
-    def core_one() -> None:
-        with env.engine.connect() as connection:
+    def core_one(engine: Any) -> None:
+        with engine.connect() as connection:
             for pk, sk in keys:
                 connection.execute(select(model.__table__).where(columns.pk == pk, columns.sk == sk)).one()
 
     env.measure(NAME, "boto3 GetItem", boto3_get_item)
     env.measure(NAME, floor.NAME, floor_get_item, env.floor)
     env.measure(NAME, "boto3 ExecuteStatement (same PartiQL)", boto3_partiql)
-    env.measure(NAME, "sa_dynamo Core select().one()", core_one, engine_client(env.engine))
-    env.measure(NAME, "sa_dynamo session.get", session_get, engine_client(env.engine))
+    for suffix, engine in (("", env.engine), (BOTOCORE, env.botocore_engine)):
+        env.measure(NAME, f"sa_dynamo Core select().one(){suffix}", partial(core_one, engine), engine)
+        env.measure(NAME, f"sa_dynamo session.get{suffix}", partial(session_get, engine), engine)
     pynamo = pynamodb_model(table, env.endpoint_url)
     if pynamo is not None:
         client = pynamo._get_connection().connection.client

@@ -1,17 +1,19 @@
-"""W2: one partition of 1,000 items into objects: the ORM vs boto3 paging + TypeDeserializer,
-the same paging over raw HTTP (the floor), PynamoDB query and PyDynamoDB."""
+"""W2: one partition of 1,000 items into objects: the ORM (on the default transport and on
+transport=botocore) vs boto3 paging + TypeDeserializer, the same paging over raw HTTP (the
+floor), PynamoDB query and PyDynamoDB."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from . import floor
-from .common import Env, engine_client
+from .common import BOTOCORE, Env
 from .models import items, orm_model, pydynamodb_connection, pynamodb_model
 
 NAME = "W2 partition query"
@@ -37,8 +39,8 @@ def run(env: Env, size: int = 1000) -> None:
 
     model = orm_model(table)
 
-    def orm_query() -> list:
-        with Session(env.engine) as session:
+    def orm_query(engine: Any) -> list:
+        with Session(engine) as session:
             return session.scalars(select(model).where(model.pk == "P")).all()
 
     def floor_statement(**body: object) -> dict:
@@ -48,7 +50,10 @@ def run(env: Env, size: int = 1000) -> None:
         NAME, "boto3 ExecuteStatement + TypeDeserializer", partial(read_all, env.client.execute_statement)
     )
     env.measure(NAME, floor.NAME, partial(read_all, floor_statement), env.floor)
-    env.measure(NAME, "sa_dynamo ORM select", orm_query, engine_client(env.engine))
+    env.measure(NAME, "sa_dynamo ORM select", partial(orm_query, env.engine), env.engine)
+    env.measure(
+        NAME, f"sa_dynamo ORM select{BOTOCORE}", partial(orm_query, env.botocore_engine), env.botocore_engine
+    )
     pynamo = pynamodb_model(table, env.endpoint_url)
     if pynamo is not None:
         client = pynamo._get_connection().connection.client

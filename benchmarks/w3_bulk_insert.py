@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 from boto3.dynamodb.types import TypeSerializer
 from sqlalchemy import insert
@@ -14,7 +15,7 @@ from sqlalchemy import insert
 from sa_dynamo import upsert
 
 from . import floor
-from .common import Env, engine_client, target
+from .common import BOTOCORE, Env, target
 from .models import items, orm_model, pynamodb_model
 
 NAME = "W3 bulk insert"
@@ -32,7 +33,17 @@ def run(env: Env, size: int = 10_000) -> None:
     rows = items("P", size)
     tables = {
         key: [fresh_table() for _ in range(env.repetitions)]
-        for key in ("raw", "raw_floor", "sa", "put", "put_floor", "upsert", "pynamo")
+        for key in (
+            "raw",
+            "raw_floor",
+            "sa",
+            "sa_botocore",
+            "put",
+            "put_floor",
+            "upsert",
+            "upsert_botocore",
+            "pynamo",
+        )
     }
 
     def raw_batch_execute(key: str, send: Callable[[list[dict]], object]) -> None:
@@ -45,9 +56,9 @@ def run(env: Env, size: int = 10_000) -> None:
             ]
             send(batch)
 
-    def sa_executemany() -> None:
-        model = orm_model(tables["sa"].pop())
-        with env.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+    def sa_executemany(key: str, engine: Any) -> None:
+        model = orm_model(tables[key].pop())
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
             connection.execute(insert(model.__table__), rows)
 
     def raw_batch_write(key: str, send: Callable[[dict], object]) -> None:
@@ -74,15 +85,16 @@ def run(env: Env, size: int = 10_000) -> None:
         ),
         env.floor,
     )
-    inserted = env.measure(
-        NAME, "sa_dynamo AUTOCOMMIT executemany", sa_executemany, engine_client(env.engine)
-    )
     batches = math.ceil(size / 25)
-    inserted.verdict = target(inserted.calls == batches, f"exactly {batches} calls: {inserted.calls}")
+    for suffix, key, engine in (("", "sa", env.engine), (BOTOCORE, "sa_botocore", env.botocore_engine)):
+        inserted = env.measure(
+            NAME, f"sa_dynamo AUTOCOMMIT executemany{suffix}", partial(sa_executemany, key, engine), engine
+        )
+        inserted.verdict = target(inserted.calls == batches, f"exactly {batches} calls: {inserted.calls}")
 
-    def sa_upsert() -> None:
-        model = orm_model(tables["upsert"].pop())
-        with env.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+    def sa_upsert(key: str, engine: Any) -> None:
+        model = orm_model(tables[key].pop())
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
             connection.execute(upsert(model.__table__), rows)
 
     env.measure(
@@ -100,7 +112,11 @@ def run(env: Env, size: int = 10_000) -> None:
         ),
         env.floor,
     )
-    env.measure(NAME, "sa_dynamo upsert (overwrite)", sa_upsert, engine_client(env.engine))
+    for suffix, key, engine in (
+        ("", "upsert", env.engine),
+        (BOTOCORE, "upsert_botocore", env.botocore_engine),
+    ):
+        env.measure(NAME, f"sa_dynamo upsert (overwrite){suffix}", partial(sa_upsert, key, engine), engine)
     models = [pynamodb_model(table, env.endpoint_url) for table in tables["pynamo"]]
     if models[0] is not None:
 

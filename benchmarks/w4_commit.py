@@ -9,7 +9,7 @@ from boto3.dynamodb.types import TypeSerializer
 from sqlalchemy.orm import Session
 
 from . import floor
-from .common import Env, engine_client, target
+from .common import Env, target
 from .models import items, orm_model
 
 NAME = "W4 commit of 100 objects"
@@ -42,5 +42,5 @@ def run(env: Env, size: int = 100) -> None:
 
     env.measure(NAME, "boto3 ExecuteTransaction", boto3_transaction)
     env.measure(NAME, floor.NAME, floor_transaction, env.floor)
-    commit = env.measure(NAME, "sa_dynamo session.commit", session_commit, engine_client(env.engine))
+    commit = env.measure(NAME, "sa_dynamo session.commit", session_commit, env.engine)
     commit.verdict = target(commit.calls == 1, f"exactly one ExecuteTransaction: {commit.calls} calls")

@@ -1,12 +1,15 @@
 """W7: asyncio. 1,000 point reads, then 32 reads of a 1,000-item partition, by 32 concurrent
-tasks: AsyncSession on dynamodb+aiobotocore vs raw aiobotocore sending the same PartiQL, vs
-aiodynamo (GetItem, Query), and vs the sync engine doing the same reads one after another.
+tasks: AsyncSession on dynamodb+aiobotocore (on the default transport, aiohttp, and on
+transport=botocore, aiobotocore), each with a pool of 32 connections, vs raw aiobotocore sending
+the same PartiQL, vs aiodynamo (GetItem, Query), and vs the sync engine doing the same reads
+one after another. Each row's note says what Python's garbage collector did per run (issue 32).
 
-Each runs twice: directly against DynamoDB Local, which answers on loopback in about half a
-millisecond, and through a loopback proxy that holds every request for a stated round-trip
+Each runs three times: directly against DynamoDB Local, which answers on loopback in about half
+a millisecond, and through a loopback proxy that holds every request for a stated round-trip
 time first, as a network between the client and DynamoDB does (single-digit milliseconds
-within a region). Concurrency can only hide time spent waiting on the network; the direct run
-measures the CPU each client spends, the delayed one what asyncio buys an application.
+within a region, tens across regions). Concurrency can only hide time spent waiting on the
+network; the direct run measures the CPU each client spends, the delayed ones what asyncio buys
+an application.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from sqlalchemy.orm import Session
 
 from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 
-from .common import DIALECT, REGION, Env, engine_client, optional
+from .common import BOTOCORE, DIALECT, REGION, Collections, Env, Result, collections, optional
 from .models import items, orm_model
 
 NAME = "W7 asyncio"
@@ -32,26 +35,9 @@ POINT = f"{NAME}: 1,000 point reads by 32 tasks"
 PARTITION = f"{NAME}: 32 reads of a 1,000-item partition by 32 tasks"
 TASKS = 32
 # Round-trip times added to every request: none (DynamoDB Local directly), then a network's.
-RTTS = (0.0, 0.005)
+RTTS = (0.0, 0.005, 0.020)
 # PyDynamoDB's dialects live beside ours in the benchmarks' virtualenv: make the name ours.
 registry.register("dynamodb.aiobotocore", "sa_dynamo.dialect.aiobotocore", "AsyncDynamoDBDialect")
-
-
-class Clients:
-    """Several clients' events as one, so that ``Env.measure`` counts the calls of them all."""
-
-    def __init__(self, clients: list[Any]):
-        self.meta = self
-        self.events = self
-        self._clients = clients
-
-    def register(self, event: str, handler: Any) -> None:
-        for client in self._clients:
-            client.meta.events.register(event, handler)
-
-    def unregister(self, event: str, handler: Any) -> None:
-        for client in self._clients:
-            client.meta.events.unregister(event, handler)
 
 
 def in_tasks(
@@ -80,9 +66,12 @@ def in_tasks(
 
 
 @contextmanager
-def contenders(endpoint_url: str, loop: asyncio.AbstractEventLoop) -> Iterator[tuple[Any, Any, Clients, Any]]:
-    """On ``endpoint_url``: an aiobotocore client, an AsyncEngine with TASKS pooled connections,
-    their clients, and a sync Engine."""
+def contenders(
+    endpoint_url: str, loop: asyncio.AbstractEventLoop
+) -> Iterator[tuple[Any, dict[str, Any], Any]]:
+    """On ``endpoint_url``: an aiobotocore client, AsyncEngines with TASKS pooled connections (by
+    the suffix of their contenders' names: the default transport's and botocore's), and a sync
+    Engine."""
     from aiobotocore.config import AioConfig
     from aiobotocore.session import AioSession
 
@@ -92,22 +81,25 @@ def contenders(endpoint_url: str, loop: asyncio.AbstractEventLoop) -> Iterator[t
     )
     client = loop.run_until_complete(creating.__aenter__())
     host = endpoint_url.removeprefix("http://")
-    engine = create_async_engine(f"dynamodb+aiobotocore://{host}", pool_size=TASKS, max_overflow=0)
+    engines = {
+        suffix: create_async_engine(f"dynamodb+aiobotocore://{host}{query}", pool_size=TASKS, max_overflow=0)
+        for suffix, query in (("", ""), (BOTOCORE, "?transport=botocore"))
+    }
     sync_engine = create_engine(f"{DIALECT}://{host}")
 
-    async def open_pool() -> list[Any]:  # every pooled connection opened before timing
+    async def open_pool(engine: Any) -> None:  # every pooled connection opened before timing
         connections = [await engine.connect() for _ in range(TASKS)]
-        clients = [(await c.get_raw_connection()).driver_connection for c in connections]
         for connection in connections:
             await connection.close()
-        return clients
 
-    pooled = Clients(loop.run_until_complete(open_pool()))
+    for engine in engines.values():
+        loop.run_until_complete(open_pool(engine))
     try:
-        yield client, engine, pooled, sync_engine
+        yield client, engines, sync_engine
     finally:
         sync_engine.dispose()
-        loop.run_until_complete(engine.dispose())
+        for engine in engines.values():
+            loop.run_until_complete(engine.dispose())
         loop.run_until_complete(creating.__aexit__(None, None, None))
 
 
@@ -151,7 +143,7 @@ def run(env: Env, size: int = 1000) -> None:
     env.create_table(table)
     env.load(table, items("P", size))
     # Every contender's requests of every repetition, with room to spare (pages, pool pings).
-    requests = 2 * 4 * (size + TASKS) * (env.repetitions + 1)
+    requests = 2 * 6 * (size + TASKS) * (env.repetitions + 1)
     model = orm_model(table)
     for rtt in RTTS:
         with delayed(env.endpoint_url, rtt, requests) as endpoint_url:
@@ -171,7 +163,7 @@ def measure_at(env: Env, endpoint_url: str, rtt: str, model: Any, size: int) -> 
     deserializer = TypeDeserializer()
     loop = asyncio.new_event_loop()
     aiodynamo = aiodynamo_table(endpoint_url, loop, table)
-    with contenders(endpoint_url, loop) as (client, engine, pooled, sync_engine):
+    with contenders(endpoint_url, loop) as (client, engines, sync_engine):
 
         async def raw_point(_: None, key: tuple[str, str]) -> None:
             await client.execute_statement(Statement=point, Parameters=[{"S": key[0]}, {"S": key[1]}])
@@ -191,11 +183,6 @@ def measure_at(env: Env, endpoint_url: str, rtt: str, model: Any, size: int) -> 
         async def session_select(session: AsyncSession, _: int) -> None:
             (await session.scalars(select(model).where(model.pk == "P"))).all()
 
-        def timed(
-            job: Callable[[Any, Any], Awaitable[Any]], jobs: Any, engine: Any = None
-        ) -> Callable[[], None]:
-            return lambda: loop.run_until_complete(in_tasks(list(jobs), job, engine)())
-
         def sync_gets() -> None:
             with Session(sync_engine) as session:
                 for key in keys:
@@ -208,25 +195,50 @@ def measure_at(env: Env, endpoint_url: str, rtt: str, model: Any, size: int) -> 
                     session.scalars(select(model).where(model.pk == "P")).all()
                     session.expunge_all()
 
-        sync_client = engine_client(sync_engine)
-        env.measure(
-            point_workload, "aiobotocore ExecuteStatement (same PartiQL)", timed(raw_point, keys), client
-        )
-        env.measure(point_workload, "sa_dynamo AsyncSession.get", timed(session_get, keys, engine), pooled)
-        env.measure(point_workload, "sa_dynamo session.get, one after another", sync_gets, sync_client)
-        env.measure(
+        collected: dict[int, tuple[Result, Collections, list[int]]] = {}
+
+        def measure(workload: str, contender: str, work: Callable[[], None], counted: Any = None) -> None:
+            """``env.measure`` of ``work``, the garbage collections of its runs added up."""
+            seen, runs = Collections(), [0]
+
+            def watched() -> None:
+                with collections() as during:
+                    work()
+                seen.seconds += during.seconds
+                seen.full += during.full
+                runs[0] += 1
+
+            result = env.measure(workload, contender, watched, counted)
+            collected[id(result)] = (result, seen, runs)
+
+        def tasks(
+            job: Callable[[Any, Any], Awaitable[Any]], jobs: Any, engine: Any = None
+        ) -> Callable[[], None]:
+            return lambda: loop.run_until_complete(in_tasks(list(jobs), job, engine)())
+
+        measure(point_workload, "aiobotocore ExecuteStatement (same PartiQL)", tasks(raw_point, keys), client)
+        for suffix, engine in engines.items():
+            measure(
+                point_workload,
+                f"sa_dynamo AsyncSession.get{suffix}",
+                tasks(session_get, keys, engine),
+                engine,
+            )
+        measure(point_workload, "sa_dynamo session.get, one after another", sync_gets, sync_engine)
+        measure(
             partition_workload,
             "aiobotocore ExecuteStatement + TypeDeserializer",
-            timed(raw_partition, queries),
+            tasks(raw_partition, queries),
             client,
         )
-        env.measure(
-            partition_workload,
-            "sa_dynamo AsyncSession select",
-            timed(session_select, queries, engine),
-            pooled,
-        )
-        env.measure(partition_workload, "sa_dynamo ORM select, one after another", sync_selects, sync_client)
+        for suffix, engine in engines.items():
+            measure(
+                partition_workload,
+                f"sa_dynamo AsyncSession select{suffix}",
+                tasks(session_select, queries, engine),
+                engine,
+            )
+        measure(partition_workload, "sa_dynamo ORM select, one after another", sync_selects, sync_engine)
         if aiodynamo is not None:
             from aiodynamo.expressions import HashKey
 
@@ -238,9 +250,11 @@ def measure_at(env: Env, endpoint_url: str, rtt: str, model: Any, size: int) -> 
             async def aiodynamo_query(_: None, __: int) -> None:
                 [item async for item in dynamo.query(HashKey("pk", "P"))]
 
-            env.measure(point_workload, "aiodynamo get_item", timed(aiodynamo_get, keys))
-            env.measure(partition_workload, "aiodynamo query", timed(aiodynamo_query, queries))
+            measure(point_workload, "aiodynamo get_item", tasks(aiodynamo_get, keys))
+            measure(partition_workload, "aiodynamo query", tasks(aiodynamo_query, queries))
         env.finish()  # while the contenders and this round trip's proxy are up
+        for result, seen, runs in collected.values():
+            result.note = f"GC {seen.seconds * 1000 / runs[0]:.0f} ms, {seen.full / runs[0]:.1f} full collections per run"
         if aiodynamo is not None:
             loop.run_until_complete(aiodynamo[0].close())
     loop.close()

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from sa_dynamo.dbapi import tables as tables_module
 
-from .common import Env, Result, counted_calls, engine_client, target
+from .common import Env, Result, counted_calls, target
 from .models import items, orm_model
 
 NAME = "W8 fixed costs"
@@ -33,13 +33,12 @@ COMMIT_OBJECTS = 100
 
 def _alternate(env: Env, sides: list[Callable[[], None]]) -> list[tuple[float, float, int]]:
     """Median wall and CPU seconds of each side, repetitions interleaved, and its calls."""
-    client = engine_client(env.engine)
     walls: list[list[float]] = [[] for _ in sides]
     cpus: list[list[float]] = [[] for _ in sides]
     calls = [0 for _ in sides]
     for _ in range(max(3, env.repetitions)):
         for number, side in enumerate(sides):
-            with counted_calls(client) as sent:
+            with counted_calls(env.engine) as sent:
                 wall, cpu = time.perf_counter(), time.process_time()
                 side()
                 walls[number].append(time.perf_counter() - wall)

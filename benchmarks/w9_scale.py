@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 import sa_dynamo
 
-from .common import Env, Result, counted_calls, engine_client, target
+from .common import Env, Result, counted_calls, target
 from .models import items, orm_model
 
 NAME = "W9 scale"
@@ -49,14 +49,14 @@ class Run:
         )
 
 
-def _run(size: int, work: Callable[[], int], client: object, repetitions: int, memory: bool = False) -> Run:
+def _run(size: int, work: Callable[[], int], engine: object, repetitions: int, memory: bool = False) -> Run:
     """Time ``work`` (the least CPU of ``repetitions`` runs, the wall time of that run), count
     its API calls and, with ``memory``, its peak allocations in one more run of its own:
     tracemalloc slows every allocation, so it never runs while the CPU is timed. Each run must
     handle ``size`` items."""
     best = None
     for _ in range(max(repetitions, 1)):
-        with counted_calls(client) as calls:
+        with counted_calls(engine) as calls:
             wall, cpu = time.perf_counter(), time.process_time()
             handled = work()
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -87,7 +87,6 @@ def run(env: Env, small: int = SMALL, large: int | None = None) -> None:
     env.create_table(table)
     env.load(table, items("S", small) + items("L", large))
     model = orm_model(table)
-    client = engine_client(env.engine)
 
     def stream(partition: str) -> int:
         with Session(env.engine) as session:
@@ -100,12 +99,12 @@ def run(env: Env, small: int = SMALL, large: int | None = None) -> None:
 
     stream("S"), count("S")  # compiled and cached before anything is timed
     streams = [
-        _run(small, partial(stream, "S"), client, env.repetitions, memory=True),
-        _run(large, partial(stream, "L"), client, env.repetitions, memory=True),
+        _run(small, partial(stream, "S"), env.engine, env.repetitions, memory=True),
+        _run(large, partial(stream, "L"), env.engine, env.repetitions, memory=True),
     ]
     counts = [
-        _run(small, partial(count, "S"), client, env.repetitions),
-        _run(large, partial(count, "L"), client, env.repetitions),
+        _run(small, partial(count, "S"), env.engine, env.repetitions),
+        _run(large, partial(count, "L"), env.engine, env.repetitions),
     ]
     peak = target(streams[1].peak_mb < PEAK_MB, f"< {PEAK_MB} MB")
     for done, verdict in ((streams[0], ""), (streams[1], f"{_flat('time per item', *streams)}  {peak}")):
@@ -116,10 +115,10 @@ def run(env: Env, small: int = SMALL, large: int | None = None) -> None:
         env.results.append(
             Result(NAME, f"COUNT over {done.size:,} items", done.wall, done.calls, done.per_item(), verdict)
         )
-    _paginate(env, model, client, small // PAGE_SIZE)
+    _paginate(env, model, small // PAGE_SIZE)
 
 
-def _paginate(env: Env, model: type, client: object, deepest: int) -> None:
+def _paginate(env: Env, model: type, deepest: int) -> None:
     """Walk paginate() to page ``deepest``; the first tenth of the pages against the last tenth."""
     shallow = max(1, deepest // 10)
     times: list[tuple[float, float]] = []
@@ -135,7 +134,7 @@ def _paginate(env: Env, model: type, client: object, deepest: int) -> None:
             token = page.next
 
     sa_dynamo.paginate(env.engine, select(model).where(model.pk == "S"), page_size=PAGE_SIZE)  # compiled
-    with counted_calls(client) as calls:
+    with counted_calls(env.engine) as calls:
         walk()
     first, last = times[:shallow], times[-shallow:]
     growth = sum(t[1] for t in last) / max(sum(t[1] for t in first), 1e-9)

@@ -143,6 +143,18 @@ def expanded_parameters(context: Any) -> dict[str, list[str]]:
     return context._expanded_parameters
 
 
+# -- engines ----------------------------------------------------------------------------------------
+
+
+def pool_capacity(pool: Any) -> int | None:
+    """How many connections a pool hands out at once at most (a QueuePool's pool_size plus its
+    max_overflow); None for a pool without that bound (NullPool, StaticPool, unlimited overflow)."""
+    overflow = getattr(pool, "_max_overflow", None)
+    if not isinstance(overflow, int) or overflow < 0:
+        return None
+    return pool.size() + overflow
+
+
 # -- asyncio: SQLAlchemy's greenlet bridge --------------------------------------------------------
 
 

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import boto3
 import pytest
 from hypothesis import settings
 from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine, event
 from support.aio import driver, pytest_pyfunc_call, pytest_runtest_protocol  # noqa: F401  (support/aio.py)
+from support.faultproxy import FaultProxy
+from support.sessions import rotating_profile, sessions_made  # noqa: F401  (support/sessions.py)
 
 from sa_dynamo import local_server
+from sa_dynamo.dbapi.transport import chosen
 from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 
 # CI replays the same examples every run (a landing must not depend on luck); elsewhere
@@ -20,6 +24,10 @@ from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 settings.register_profile("ci", derandomize=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"sa_dynamo transport: {chosen(None)} (SA_DYNAMO_TRANSPORT picks it; the fault tests run on each)"
 
 
 @pytest.fixture(scope="session")
@@ -35,6 +43,25 @@ def dynamodb_local():
 @pytest.fixture(scope="session")
 def endpoint_url(dynamodb_local) -> str:
     return dynamodb_local.endpoint_url
+
+
+PROXY_SEED = 20240611
+
+
+@pytest.fixture
+def start_proxy(endpoint_url: str) -> Iterator[Callable[..., FaultProxy]]:
+    """``start_proxy(**options)``: a running FaultProxy in front of the session's DynamoDB Local
+    (seeded, bounded), stopped after the test."""
+    with contextlib.ExitStack() as running:
+        defaults = {"seed": PROXY_SEED, "max_requests": 2_000, "time_limit": 60}
+        yield lambda **options: running.enter_context(FaultProxy(endpoint_url, **{**defaults, **options}))
+
+
+@pytest.fixture
+def proxy(start_proxy: Callable[..., FaultProxy]) -> FaultProxy:
+    """A proxy that injects nothing until the test sets ``proxy.faults`` or scripts faults; it
+    records every request it receives (``proxy.received``)."""
+    return start_proxy()
 
 
 @pytest.fixture

@@ -192,12 +192,12 @@ def requests(endpoint_url: str) -> Iterator[tuple[Any, list[str]]]:
     engine = create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}", dynamodb_chunked_commit=True)
     sent: list[str] = []
 
-    def count(model: Any, **_: Any) -> None:
-        sent.append(model.name)
+    def count(operation: str, body: Any, answer: Any) -> None:
+        sent.append(operation)
 
     @event.listens_for(engine, "connect")
     def watch(dbapi_connection: Any, record: Any) -> None:
-        dbapi_connection.client.meta.events.register("before-call.dynamodb", count)
+        dbapi_connection.transport.observers.append(count)
 
     yield engine, sent
     engine.dispose()

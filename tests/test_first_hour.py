@@ -25,21 +25,16 @@ def requests(engine) -> Iterator[list[str]]:
     """The names of the requests the engine's clients send from now on."""
     sent: list[str] = []
 
-    def count(model, **_) -> None:
-        sent.append(model.name)
-
-    clients = []
+    def count(operation, body, answer) -> None:
+        sent.append(operation)
 
     @event.listens_for(engine, "connect")
     def watch(dbapi_connection, record) -> None:
-        clients.append(dbapi_connection.client)
-        dbapi_connection.client.meta.events.register("before-call.dynamodb", count)
+        dbapi_connection.transport.observers.append(count)
 
     engine.dispose()  # new connections, each watched
     yield sent
     event.remove(engine, "connect", watch)
-    for client in clients:
-        client.meta.events.unregister("before-call.dynamodb", count)
     engine.dispose()
 
 
@@ -51,8 +46,7 @@ def missing(table_name) -> Table:
 
 def where(engine) -> str:
     with engine.connect() as conn:
-        client = conn.connection.dbapi_connection.client
-        return f"in region {client.meta.region_name} at {client.meta.endpoint_url}"
+        return conn.connection.dbapi_connection.transport.where
 
 
 def test_a_commit_to_a_missing_table_names_it(engine, missing):

@@ -40,14 +40,14 @@ def connection(engine):
 
 @pytest.fixture(scope="module")
 def sent(connection) -> list[dict]:
-    """ExecuteStatement requests as boto3 saw them."""
+    """ExecuteStatement requests as the connection sent them."""
     seen: list[dict] = []
 
-    def record(params: dict, **kwargs: object) -> None:
-        seen.append(params)
+    def record(operation: str, body: dict, answer: object) -> None:
+        if operation == "ExecuteStatement":
+            seen.append(body)
 
-    client = connection.connection.dbapi_connection.client
-    client.meta.events.register("provide-client-params.dynamodb.ExecuteStatement", record)
+    connection.connection.dbapi_connection.transport.observers.append(record)
     return seen
 
 

@@ -157,3 +157,13 @@ def test_the_greenlet_bridge_awaits_from_synchronous_code():
 
     assert private.in_greenlet() is False
     assert asyncio.run(private.greenlet_spawn(synchronous)) == (True, 42)
+
+
+def test_pool_capacity_is_pool_size_plus_max_overflow():
+    from sqlalchemy import create_engine
+    from sqlalchemy.pool import NullPool
+
+    url = "dynamodb://127.0.0.1:1"
+    assert private.pool_capacity(create_engine(url, pool_size=7, max_overflow=3).pool) == 10
+    assert private.pool_capacity(create_engine(url, pool_size=7, max_overflow=-1).pool) is None
+    assert private.pool_capacity(create_engine(url, poolclass=NullPool).pool) is None

@@ -1,4 +1,4 @@
-"""PEP 249 driver for DynamoDB's PartiQL API over boto3. It knows nothing of SQLAlchemy."""
+"""PEP 249 driver for DynamoDB's PartiQL API. It knows nothing of SQLAlchemy."""
 
 from __future__ import annotations
 
@@ -21,8 +21,10 @@ from .errors import (
     Warning,
 )
 from .transport import botocore as botocore_transport
+from .transport import chosen
+from .transport import http as http_transport
 from .transport.botocore import BotocoreTransport
-from .transport.endpoint import listening_check
+from .transport.shared import Destination
 
 apilevel = "2.0"
 threadsafety = 1
@@ -100,18 +102,20 @@ def connect(
     autocommit: bool = False,
     client_config: dict[str, Any] | None = None,
     hide_parameters: bool = False,
+    transport: str | None = None,
     **credentials: Any,
 ) -> Connection:
     """Open a connection. Credentials come from the AWS default chain unless given; a loopback
     endpoint (DynamoDB Local) gets placeholder credentials and region when none are configured.
+    ``transport``: "http", the default, sends DynamoDB's JSON API itself (a urllib3 pool, botocore's
+    SigV4 signing, endpoint and retry rules); "botocore" sends through a botocore client, for the
+    tracing libraries and test doubles that hook into botocore. ``SA_DYNAMO_TRANSPORT`` sets the
+    default. Connections with the same arguments share one botocore session, credential provider,
+    endpoint and HTTP pool (or botocore client); ``client_config``: botocore ``Config`` options.
     ``client``: a boto3 DynamoDB client of your own, used as it is.
     ``hide_parameters``: keep parameter values out of every message the driver writes."""
     if client is not None:
         return Connection(BotocoreTransport(client), autocommit=autocommit, hide_parameters=hide_parameters)
-    made, validating = botocore_transport.client(
-        endpoint_url, region_name, profile_name, client_config, credentials
-    )
-    transport = BotocoreTransport(
-        made, encode_bodies=not validating, first_request=listening_check(endpoint_url), owns_client=True
-    )
-    return Connection(transport, autocommit=autocommit, hide_parameters=hide_parameters)
+    sending = botocore_transport if chosen(transport) == "botocore" else http_transport
+    made = sending.transport(Destination(endpoint_url, region_name, profile_name, client_config, credentials))
+    return Connection(made, autocommit=autocommit, hide_parameters=hide_parameters)

@@ -57,7 +57,8 @@ class Connection:
 
     @property
     def client(self) -> Any:
-        """The botocore client requests go through (an extension: for botocore's events)."""
+        """The botocore client requests go through (an extension: for botocore's events), with
+        ``transport="botocore"``; None on the driver's own HTTP transport."""
         return getattr(self.transport, "client", None)
 
     def cursor(self) -> Cursor:

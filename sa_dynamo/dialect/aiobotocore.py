@@ -1,9 +1,10 @@
 """``dynamodb+aiobotocore://`` and ``dynamodb+aiolocal://``: the dialect for ``create_async_engine``.
 
 The same dialect as ``dynamodb://`` and ``dynamodb+local://`` (URL, options, compiler, reflection),
-on the same driver with its requests sent by aiobotocore (dbapi/transport/aiobotocore.py) and
-awaited under SQLAlchemy's greenlet bridge; what is adapted here is what SQLAlchemy's own async
-dialects adapt (aiosqlite, asyncpg): the connection, the cursors and the pool.
+on the same driver with its requests sent on aiohttp (dbapi/transport/aiohttp.py; with
+``?transport=botocore``, by aiobotocore: dbapi/transport/aiobotocore.py) and awaited under
+SQLAlchemy's greenlet bridge; what is adapted here is what SQLAlchemy's own async dialects adapt
+(aiosqlite, asyncpg): the connection, the cursors and the pool.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from sqlalchemy.engine import AdaptedConnection
 
 from .. import dbapi, local_server
 from ..dbapi import Connection
-from ..dbapi.transport import aiobotocore as aio_transport
+from ..dbapi.transport import chosen
+from ..dbapi.transport.shared import Destination
 from ..sqlalchemy_private import await_, in_greenlet
 from .base import DynamoDBDialect
 from .execution import DynamoDBExecutionContext
@@ -37,10 +39,10 @@ def awaiting(connection: Connection) -> Iterator[None]:
     """Await at least once within the block. SQLAlchemy's AsyncConnection.execute() insists that
     a statement awaits (else AwaitRequired: "not an async driver"); a write held for commit, an
     explain() or an answer known without asking sends nothing."""
-    client = connection.client
-    before = client.awaited
+    transport = connection.transport
+    before = transport.awaited
     yield
-    if client.awaited == before:
+    if transport.awaited == before:
         await_(_nothing())
 
 
@@ -98,12 +100,14 @@ class BufferedCursor:
 
 
 class AsyncAdaptedConnection(AdaptedConnection, Connection):
-    """The driver's Connection over the aiobotocore transport; ``driver_connection``
-    (SQLAlchemy's ``AdaptedConnection``) is the aiobotocore client."""
+    """The driver's Connection over an asyncio transport; ``driver_connection`` (SQLAlchemy's
+    ``AdaptedConnection``) is the aiobotocore client with ``transport=botocore``, else the
+    transport itself."""
 
     def __init__(self, transport: Any, **options: Any):
         Connection.__init__(self, transport, **options)
-        self._connection = transport.client.aio_client
+        client = getattr(transport, "client", None)
+        self._connection = transport if client is None else client.aio_client
 
     def cursor(self, server_side: bool = False) -> Any:  # type: ignore[override]
         cursor = Connection.cursor(self)
@@ -117,14 +121,18 @@ def connect(
     autocommit: bool = False,
     client_config: dict[str, Any] | None = None,
     hide_parameters: bool = False,
+    transport: str | None = None,
     **credentials: Any,
 ) -> AsyncAdaptedConnection:
-    """``sa_dynamo.dbapi.connect`` on aiobotocore: the same arguments, credential chain,
-    region, retries and endpoint settings (aiobotocore is botocore's own configuration)."""
-    transport = aio_transport.transport(
-        endpoint_url, region_name, profile_name, client_config, credentials, await_, in_greenlet
-    )
-    return AsyncAdaptedConnection(transport, autocommit=autocommit, hide_parameters=hide_parameters)
+    """``sa_dynamo.dbapi.connect`` for asyncio: the same arguments, credential chain, region,
+    retries and endpoint settings, on aiohttp (or aiobotocore, ``transport="botocore"``)."""
+    if chosen(transport) == "botocore":
+        from ..dbapi.transport import aiobotocore as sending
+    else:
+        from ..dbapi.transport import aiohttp as sending  # type: ignore[no-redef]
+    to = Destination(endpoint_url, region_name, profile_name, client_config, credentials)
+    made = sending.transport(to, await_, in_greenlet)
+    return AsyncAdaptedConnection(made, autocommit=autocommit, hide_parameters=hide_parameters)
 
 
 def adapted_dbapi() -> types.ModuleType:

@@ -18,7 +18,7 @@ from sqlalchemy.sql import compiler
 from sqlalchemy.sql import schema as sa_schema
 
 from .. import dbapi as dynamo_dbapi
-from .. import sql_text
+from .. import sql_text, sqlalchemy_private
 from ..dbapi import control_plane
 from ..dbapi.transport import Transport
 from . import item_sample, sending
@@ -161,9 +161,14 @@ class DynamoDBDialect(default.DefaultDialect):
     # and its driver either (set from the engine, see engine_created).
     hide_parameters = False
 
+    # How many connections the engine's pool hands out at once (set from the engine): the driver's
+    # HTTP pool keeps as many alive. None: botocore's default, 10.
+    pool_capacity: int | None = None
+
     @classmethod
     def engine_created(cls, engine: Any) -> None:
         engine.dialect.hide_parameters = engine.hide_parameters
+        engine.dialect.pool_capacity = sqlalchemy_private.pool_capacity(engine.pool)
         event.listen(engine, "before_execute", index_from_execution_options, retval=True)
 
     @classmethod
@@ -172,6 +177,16 @@ class DynamoDBDialect(default.DefaultDialect):
 
     def create_connect_args(self, url: Any) -> tuple[list, dict[str, Any]]:
         return connect_args(url)
+
+    def connect(self, *cargs: Any, **cparams: Any) -> Any:
+        """The driver's connection, its HTTP pool sized like the engine's pool (a
+        ``max_pool_connections`` in the user's ``client_config`` wins)."""
+        if self.pool_capacity is not None:
+            cparams["client_config"] = {
+                "max_pool_connections": self.pool_capacity,
+                **(cparams.get("client_config") or {}),
+            }
+        return super().connect(*cargs, **cparams)
 
     # -- execution -------------------------------------------------------------------------
 

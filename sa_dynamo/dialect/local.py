@@ -10,7 +10,7 @@ from sqlalchemy.exc import ArgumentError
 
 from .. import local_server
 from .base import DynamoDBDialect
-from .url import credentials_of, no_database
+from .url import credentials_of, no_database, transport_of
 
 
 class DynamoDBLocalDialect(DynamoDBDialect):
@@ -26,9 +26,11 @@ class DynamoDBLocalDialect(DynamoDBDialect):
     def create_connect_args(self, url: Any) -> tuple[list, dict[str, Any]]:
         query = dict(url.query)
         data_dir = query.pop("data_dir", None)
+        transport = transport_of(query)
         if query:
             raise ValueError(
-                f"dynamodb+{self.driver}:// accepts only ?data_dir=PATH, not {', '.join(sorted(query))}"
+                f"dynamodb+{self.driver}:// accepts only ?data_dir=PATH and ?transport=, not "
+                f"{', '.join(sorted(query))}"
             )
         no_database(url)
         credentials = credentials_of(url)
@@ -37,7 +39,7 @@ class DynamoDBLocalDialect(DynamoDBDialect):
                 f"dynamodb+{self.driver}:// starts its own server on a free port and takes no HOST:PORT: "
                 "write dynamodb://HOST:PORT to connect to a server that is already running"
             )
-        return [], {"local_data_dir": data_dir, **credentials}
+        return [], {"local_data_dir": data_dir, **transport, **credentials}
 
     def connect(self, *cargs: Any, local_data_dir: str | None = None, **cparams: Any) -> Any:
         """Start the private DynamoDB Local on first connect (not at create_engine), once per data dir."""

@@ -1,6 +1,6 @@
 """``dynamodb://`` URLs -> the driver's connect arguments: endpoint, region, profile, credentials
-(``KEY:SECRET@``) and botocore's client options, each checked with an error that says what to
-write."""
+(``KEY:SECRET@``), the transport and botocore's client options, each checked with an error that
+says what to write."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import math
 from typing import Any
 
 from sqlalchemy.exc import ArgumentError
+
+from ..dbapi.transport import TRANSPORTS
 
 # URL parameters that configure botocore's client: retries and timeouts.
 CLIENT_OPTIONS = ("retry_mode", "max_attempts", "connect_timeout", "read_timeout")
@@ -48,6 +50,16 @@ def no_database(url: Any) -> None:
             "has tables only, per account and region; remove the path (pick a region with "
             "?region_name=..., keep dynamodb+local:// data with ?data_dir=PATH)"
         )
+
+
+def transport_of(query: dict[str, Any]) -> dict[str, str]:
+    """``?transport=`` as the driver's ``transport`` argument, checked at create_engine()."""
+    if "transport" not in query:
+        return {}
+    name = query.pop("transport")
+    if name not in TRANSPORTS:
+        raise ArgumentError(f"transport must be one of {', '.join(TRANSPORTS)}, not {name!r}")
+    return {"transport": name}
 
 
 def _whole_number(name: str, text: str) -> int:
@@ -100,11 +112,11 @@ def _with_client_config(query: dict[str, Any]) -> dict[str, Any]:
 def connect_args(url: Any) -> tuple[list, dict[str, Any]]:
     """``create_connect_args`` of ``dynamodb://``: the boto3 client's settings from the URL."""
     query = dict(url.query)
-    unknown = set(query) - {"region_name", "endpoint_url", "profile_name", *CLIENT_OPTIONS}
+    unknown = set(query) - {"region_name", "endpoint_url", "profile_name", "transport", *CLIENT_OPTIONS}
     if unknown:
         raise ValueError(
             f"unknown URL parameter(s) {', '.join(sorted(unknown))}: dynamodb:// accepts "
-            f"region_name, endpoint_url, profile_name, {', '.join(CLIENT_OPTIONS)}"
+            f"region_name, endpoint_url, profile_name, transport, {', '.join(CLIENT_OPTIONS)}"
         )
     repeated = sorted(name for name, value in query.items() if isinstance(value, tuple))
     if repeated:
@@ -114,4 +126,5 @@ def connect_args(url: Any) -> tuple[list, dict[str, Any]]:
     if url.host and "endpoint_url" not in query:
         host = f"[{url.host}]" if ":" in url.host else url.host  # an IPv6 address
         query["endpoint_url"] = f"http://{host}:{url.port or 8000}"
-    return [], {**_with_client_config(query), **credentials}
+    transport = transport_of(query)
+    return [], {**_with_client_config(query), **transport, **credentials}

@@ -41,11 +41,11 @@ def calls(aio_engine: AsyncEngine) -> Counter:
     """Every request ``aio_engine``'s connections send, by DynamoDB operation."""
     counts: Counter = Counter()
 
-    def record(model, **_):
-        counts[model.name] += 1
+    def record(operation, body, answer):
+        counts[operation] += 1
 
     @event.listens_for(aio_engine.sync_engine, "connect")
     def watch(dbapi_connection, connection_record):
-        dbapi_connection.client.meta.events.register("before-call.dynamodb", record)
+        dbapi_connection.transport.observers.append(record)
 
     return counts

@@ -12,7 +12,7 @@ from sqlalchemy import Column, Integer, MetaData, String, Table, delete, insert,
 
 import sa_dynamo
 from sa_dynamo.dbapi import values
-from sa_dynamo.dbapi.transport import WIRE_ITEMS
+from sa_dynamo.dbapi.transport import TRANSPORTS, WIRE_ITEMS
 from sa_dynamo.exc import ScanNotAllowed, ScanWarning
 from sa_dynamo.sqlalchemy_private import greenlet_spawn
 
@@ -113,8 +113,9 @@ async def test_explain_and_paginate_run_through_run_sync(aio_engine, items):
     assert (first.rows, second.rows, second.next) == ([("s0",), ("s1",)], [("s2",)], None)
 
 
-async def test_pages_are_read_from_dynamodb_json_on_aiobotocore(aio_engine, items):
-    """The response fast path of botocore_wire.py (botocore's before-parse event) fires on aiobotocore too."""
+async def test_pages_are_read_from_dynamodb_json_on_asyncio(aio_engine, items):
+    """The response fast path (wire.py; on aiobotocore, botocore_wire.py's before-parse hook) holds
+    under asyncio too."""
     async with aio_engine.begin() as conn:
         await conn.execute(insert(items), [{"pk": "w", "sk": "s", "n": 1, "name": "x"}])
     async with aio_engine.connect() as conn:
@@ -125,10 +126,11 @@ async def test_pages_are_read_from_dynamodb_json_on_aiobotocore(aio_engine, item
     assert [values.deserialize_wire(item["n"]) for item in page["Items"]] == [1]
 
 
-async def test_the_aiobotocore_client_is_as_lean_as_boto3_s(aio_engine, items):
+async def test_the_aiobotocore_client_is_as_lean_as_boto3_s(make_aio_engine, aio_url, items):
     """No parameter validation and bodies the driver encodes itself (botocore_wire.py) on aiobotocore
     too: botocore serializes a stand-in with its lists empty, and what goes out is the whole
     request all the same."""
+    aio_engine = make_aio_engine(f"{aio_url}?transport=botocore")
     serialized: list[dict] = []
     sent: list[dict] = []
 
@@ -154,3 +156,27 @@ async def test_the_aiobotocore_client_is_as_lean_as_boto3_s(aio_engine, items):
     assert serialized == [{"Statements": []}, {"Statements": []}]
     assert [len(body["Statements"]) for body in sent] == [25, 5]
     assert sent[1]["Statements"][4]["Parameters"] == [{"S": "lean"}, {"S": "s29"}, {"N": "29"}]
+
+
+async def test_both_asyncio_transports_send_the_same_bytes(make_aio_engine, proxy, items):
+    """aiohttp's requests (the driver's own encoding and signing) carry exactly the bodies
+    aiobotocore's do, as the fault proxy in front of DynamoDB Local receives them."""
+    rows = [{"pk": "same", "sk": f"s{i}", "n": i, "name": "x \u00fc"} for i in range(30)]
+    sent = {}
+    for transport in TRANSPORTS:
+        engine = make_aio_engine(f"dynamodb+aiobotocore://127.0.0.1:{proxy.port}?transport={transport}")
+        before = len(proxy.received)
+        async with engine.connect() as conn:
+            conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
+            await conn.execute(sa_dynamo.upsert(items), rows)
+            found = (await conn.execute(select(items.c.n).where(items.c.pk == "same"))).scalars().all()
+            await conn.execute(delete(items).where(items.c.pk == "same", items.c.sk == "s1"))
+        assert sorted(found) == list(range(30))
+        sent[transport] = [(operation, body) for operation, _, body in proxy.received[before:]]
+    assert [operation for operation, _ in sent["http"]] == [
+        "BatchWriteItem",
+        "BatchWriteItem",
+        "ExecuteStatement",
+        "ExecuteStatement",
+    ]
+    assert sent["http"] == sent["botocore"]

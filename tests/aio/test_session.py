@@ -10,9 +10,12 @@ import uuid
 import pytest
 from orm.conftest import make_store
 from sqlalchemy import Column, Integer, MetaData, String, Table, func, select
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 from support.aio import settle
+from support.signatures import signed_by
+
+from sa_dynamo.dbapi.transport import TRANSPORTS
 
 
 @pytest.fixture
@@ -79,8 +82,15 @@ async def test_a_commit_cancelled_in_flight_writes_all_or_nothing_and_the_engine
 
     async def commit_ten() -> None:
         async with engine.connect() as conn:
-            client = (await conn.get_raw_connection()).driver_connection
-            client.meta.events.register("before-send.dynamodb.ExecuteTransaction", lambda **_: sending.set())
+            transport = (await conn.get_raw_connection()).dbapi_connection.transport
+            send = transport.send
+
+            def signalling(operation, body, wire=False):
+                if operation == "ExecuteTransaction":
+                    sending.set()  # then the request goes out, and the task waits for its answer
+                return send(operation, body, wire)
+
+            transport.send = signalling
             await conn.execute(items.insert(), [{"pk": "c", "sk": f"s{i}", "n": i} for i in range(10)])
             await conn.commit()
 
@@ -118,30 +128,29 @@ async def test_async_sessionmaker_and_the_embedded_server_url(dynamodb_local, ta
         await engine.dispose()
 
 
-async def test_the_url_configures_aiobotocore_as_it_configures_boto3(endpoint_url):
-    host = endpoint_url.removeprefix("http://")
-    url = f"dynamodb+aiobotocore://{host}?region_name=eu-west-1&max_attempts=2&connect_timeout=3"
-    engine = create_async_engine(url)
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_the_url_configures_the_asyncio_transports_as_it_configures_the_sync_ones(
+    proxy, endpoint_url, transport
+):
+    """Region, key pair and attempts from the URL, as the requests that reach the proxy show them."""
+    options = f"region_name=eu-west-1&max_attempts=2&transport={transport}"
+    engine = create_async_engine(
+        f"dynamodb+aiobotocore://AKIDEXAMPLE:se%40cret@127.0.0.1:{proxy.port}?{options}"
+    )
+    proxy.script("ListTables", "throttle", "throttle")
     try:
         async with engine.connect() as conn:
-            client = (await conn.get_raw_connection()).driver_connection
-            config = client.meta.config
-            assert (client.meta.region_name, client.meta.endpoint_url) == ("eu-west-1", endpoint_url)
-            assert (config.retries["total_max_attempts"], config.connect_timeout) == (2, 3.0)
+            with pytest.raises(OperationalError, match="ThrottlingException"):
+                await conn.run_sync(lambda sync: sync.dialect.get_table_names(sync))
     finally:
         await engine.dispose()
-    keyed = create_async_engine(f"dynamodb+aiobotocore://AKIDEXAMPLE:se%40cret@{host}")
-    try:
-        async with keyed.connect() as conn:
-            client = (await conn.get_raw_connection()).driver_connection
-            credentials = await client._request_signer._credentials.get_frozen_credentials()
-            assert (credentials.access_key, credentials.secret_key) == ("AKIDEXAMPLE", "se@cret")
-    finally:
-        await keyed.dispose()
+    assert proxy.counts.requests["ListTables"] == 2
+    for _, headers, body in proxy.received:
+        assert signed_by(f"{proxy.endpoint_url}/", headers, body, "AKIDEXAMPLE", "se@cret", "eu-west-1")
     with pytest.raises(ArgumentError, match=r"dynamodb\+aiolocal:// starts its own server"):
         create_async_engine("dynamodb+aiolocal://localhost:8000")
     with pytest.raises(ValueError, match="unknown URL parameter"):
-        create_async_engine(f"dynamodb+aiobotocore://{host}?regoin_name=x")
+        create_async_engine(f"dynamodb+aiobotocore://{endpoint_url.removeprefix('http://')}?regoin_name=x")
 
 
 def test_the_sync_package_imports_nothing_of_aiobotocore():

@@ -1,12 +1,12 @@
-"""Fixtures for the DBAPI tests: one boto3 client on the session's DynamoDB Local, fresh tables,
-and a recorder of the API calls the driver makes (botocore event hooks, no mocks)."""
+"""Fixtures for the DBAPI tests: connections on the session's DynamoDB Local (on the transport
+the run tests: SA_DYNAMO_TRANSPORT), fresh tables made behind the driver's back, and a recorder
+of the requests the driver's connections send (the transports' observers, no mocks)."""
 
 from __future__ import annotations
 
 import copy
-import uuid
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -18,24 +18,34 @@ from .support import Table
 
 
 @pytest.fixture(scope="session")
-def client(endpoint_url: str) -> Any:
-    """One boto3 client for the session: connections wrap it instead of building their own."""
-    return dbapi.connect(endpoint_url=endpoint_url).client
+def client(raw: Any) -> Any:
+    """A plain boto3 client, to make tables and write behind the driver's back."""
+    return raw
 
 
 @pytest.fixture
-def conn(client: Any) -> Iterator[dbapi.Connection]:
-    connection = dbapi.connect(client=client, autocommit=True)
-    yield connection
-    connection.close()
+def connect(endpoint_url: str) -> Iterator[Callable[..., dbapi.Connection]]:
+    """``connect(**options)``: a new driver connection on the session's server, closed afterwards."""
+    made: list[dbapi.Connection] = []
+
+    def make(**options: Any) -> dbapi.Connection:
+        made.append(dbapi.connect(endpoint_url=endpoint_url, **options))
+        return made[-1]
+
+    yield make
+    for connection in made:
+        connection.close()
 
 
 @pytest.fixture
-def tx_conn(client: Any) -> Iterator[dbapi.Connection]:
+def conn(connect: Callable[..., dbapi.Connection]) -> dbapi.Connection:
+    return connect(autocommit=True)
+
+
+@pytest.fixture
+def tx_conn(connect: Callable[..., dbapi.Connection]) -> dbapi.Connection:
     """A connection that buffers writes until commit()."""
-    connection = dbapi.connect(client=client, autocommit=False)
-    yield connection
-    connection.close()
+    return connect(autocommit=False)
 
 
 @pytest.fixture
@@ -61,22 +71,28 @@ def table(client: Any, table_name: str) -> Iterator[Table]:
 DATA_OPERATIONS = ("ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction", "BatchGetItem")
 
 
+class Calls(defaultdict):
+    """The bodies of every PartiQL request (and BatchGetItem) the watched connections send, by
+    operation name (control-plane requests are not statements and are left out)."""
+
+    def __init__(self) -> None:
+        super().__init__(list)
+
+    def watch(self, connection: dbapi.Connection) -> None:
+        connection.transport.observers.append(self._record)
+
+    def _record(self, operation: str, body: dict[str, Any], answer: Any) -> None:
+        if operation in DATA_OPERATIONS:
+            self[operation].append(copy.deepcopy(body))
+
+
 @pytest.fixture
-def calls(client: Any) -> Iterator[dict[str, list[dict[str, Any]]]]:
-    """The parameters of every PartiQL call (and BatchGetItem) made during the test, by operation name (the
-    table fixtures' control-plane calls are not statements and are left out)."""
-    recorded: dict[str, list[dict[str, Any]]] = defaultdict(list)
-
-    def record(params: dict[str, Any], model: Any, **_: Any) -> None:
-        recorded[model.name].append(copy.deepcopy(params))
-
-    hook_id = f"dbapi-test-calls-{uuid.uuid4().hex}"
-    events = [f"before-parameter-build.dynamodb.{operation}" for operation in DATA_OPERATIONS]
-    for event in events:
-        client.meta.events.register(event, record, unique_id=f"{hook_id}-{event}")
-    yield recorded
-    for event in events:
-        client.meta.events.unregister(event, unique_id=f"{hook_id}-{event}")
+def calls(conn: dbapi.Connection, tx_conn: dbapi.Connection) -> Calls:
+    """What ``conn`` and ``tx_conn`` send during the test (``calls.watch(connection)`` adds another)."""
+    recorded = Calls()
+    recorded.watch(conn)
+    recorded.watch(tx_conn)
+    return recorded
 
 
 @pytest.fixture

@@ -1,9 +1,10 @@
-"""The botocore options the driver sets on the clients it builds (``dbapi.lean_client_config``):
-no parameter validation (the driver checks what it sends itself), a User-Agent built once, and
-a user's ``client_config`` winning over both. Neither they nor the bodies the driver encodes
-itself on such a client (wire.py) may change one byte that goes to DynamoDB: the same
-statements are sent through a validating client, whose bodies botocore serializes, and through
-the driver's, and their request bodies compared."""
+"""The botocore options the driver sets on the requests it sends (``lean_client_config``): no
+parameter validation (the driver checks what it sends itself), a User-Agent built once, and a
+user's ``client_config`` winning over both. Neither they, nor the bodies the driver encodes itself
+(wire.py), nor the transport may change one byte that goes to DynamoDB: the same statements are
+sent through a validating botocore client, whose bodies botocore serializes, through the
+driver's lean botocore client and through the driver's own HTTP transport, and the request bodies
+that reach DynamoDB (through the fault proxy, which records them) are compared."""
 
 from __future__ import annotations
 
@@ -12,40 +13,54 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError, ParamValidationError
-from support.sent import requests_sent
+from support.faultproxy import FaultProxy
 
 from sa_dynamo import dbapi
+from sa_dynamo.dbapi.transport import TRANSPORTS
 
 
-def test_the_driver_s_clients_skip_botocore_s_parameter_validation(endpoint_url: str) -> None:
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_the_driver_s_requests_skip_botocore_s_parameter_validation(
+    endpoint_url: str, transport: str
+) -> None:
     """An out-of-range Limit reaches DynamoDB, which refuses it, instead of botocore refusing it."""
-    lean = dbapi.connect(endpoint_url=endpoint_url).client
-    with pytest.raises(ClientError, match="greater than or equal to 1"):
-        lean.list_tables(Limit=0)
-    assert lean.meta.config.user_agent.startswith("Boto3/")  # boto3's own string, built once
+    connection = dbapi.connect(endpoint_url=endpoint_url, transport=transport)
+    with pytest.raises(dbapi.ProgrammingError, match=r"ValidationException: .*greater than or equal to 1"):
+        connection.transport.send("ListTables", {"Limit": 0})
 
 
-def test_a_user_s_client_config_wins(endpoint_url: str) -> None:
-    client = dbapi.connect(
-        endpoint_url=endpoint_url, client_config={"parameter_validation": True, "user_agent": "mine/1"}
-    ).client
-    with pytest.raises(ParamValidationError):
-        client.list_tables(Limit=0)
-    assert client.meta.config.user_agent.startswith("mine/1")
-    assert "sa-dynamo/" not in client.meta.config.user_agent
+def test_the_driver_s_botocore_client_is_lean(endpoint_url: str) -> None:
+    transport = dbapi.connect(endpoint_url=endpoint_url, transport="botocore").transport
+    assert transport.encode_bodies  # it validates no parameters, so the driver encodes bodies
+    assert transport.client.meta.config.user_agent.startswith("Boto3/")  # boto3's own string, built once
 
 
-def bodies_sent(connection: dbapi.Connection, work: Any) -> list[tuple[str, bytes]]:
-    """(operation, body) of every request ``work(connection)`` makes, as they go out."""
-    with requests_sent(connection.client) as sent:
-        work(connection)
-    return sent
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_user_s_client_config_wins(proxy: FaultProxy, transport: str) -> None:
+    connection = dbapi.connect(
+        endpoint_url=proxy.endpoint_url,
+        transport=transport,
+        client_config={"parameter_validation": True, "user_agent": "mine/1"},
+    )
+    with pytest.raises(dbapi.ProgrammingError, match="Parameter validation failed"):
+        connection.transport.send("ListTables", {"Limit": 0})
+    assert proxy.received == []
+    connection.transport.send("ListTables", {"Limit": 1})
+    ((_, headers, _),) = proxy.received
+    assert headers["User-Agent"].startswith("mine/1")
+    assert "sa-dynamo/" not in headers["User-Agent"]
+
+
+def bodies_received(proxy: FaultProxy, connection: dbapi.Connection, work: Any) -> list[tuple[str, bytes]]:
+    """(operation, body) of every request ``work(connection)`` makes, as the proxy received them."""
+    before = len(proxy.received)
+    work(connection)
+    return [(operation, body) for operation, _, body in proxy.received[before:]]
 
 
 @pytest.mark.parametrize("autocommit", [True, False], ids=["autocommit", "transaction"])
-def test_requests_are_the_same_bytes_with_and_without_validation(
-    endpoint_url: str, table: Any, autocommit: bool
+def test_requests_are_the_same_bytes_on_every_transport_with_and_without_validation(
+    proxy: FaultProxy, table: Any, autocommit: bool
 ) -> None:
     row = (
         "k",
@@ -75,18 +90,19 @@ def test_requests_are_the_same_bytes_with_and_without_validation(
         )
         connection.commit()
 
-    validating = dbapi.connect(
-        endpoint_url=endpoint_url, autocommit=autocommit, client_config={"parameter_validation": True}
-    )
-    lean = dbapi.connect(endpoint_url=endpoint_url, autocommit=autocommit)
-    assert validating.client.meta.config.parameter_validation is True
-    with_validation = bodies_sent(validating, work)
-    without = bodies_sent(lean, work)
-    # A commit's ClientRequestToken is fresh each time: the rest of its body must match.
-    assert [_without_token(target, body) for target, body in without] == [
-        _without_token(target, body) for target, body in with_validation
-    ]
-    assert {target for target, _ in without} >= (
+    sent = {}
+    for name, options in {
+        "botocore, validating": {"transport": "botocore", "client_config": {"parameter_validation": True}},
+        "botocore": {"transport": "botocore"},
+        "http": {"transport": "http"},
+    }.items():
+        connection = dbapi.connect(endpoint_url=proxy.endpoint_url, autocommit=autocommit, **options)
+        # A commit's ClientRequestToken is fresh each time: the rest of its body must match.
+        sent[name] = [_without_token(*request) for request in bodies_received(proxy, connection, work)]
+        connection.close()
+    assert sent["botocore"] == sent["botocore, validating"]
+    assert sent["http"] == sent["botocore, validating"]
+    assert {target for target, _ in sent["http"]} >= (
         {"ExecuteStatement", "BatchExecuteStatement", "BatchWriteItem"}
         if autocommit
         else {"ExecuteTransaction", "BatchGetItem"}
@@ -102,7 +118,7 @@ def _without_token(target: str, body: bytes) -> tuple[str, bytes]:
 
 
 def test_botocore_serializes_a_stand_in_on_the_driver_s_client(endpoint_url: str, table: Any) -> None:
-    """On a client connect() made without validation the driver encodes a statement's body
+    """On a botocore client connect() made without validation the driver encodes a statement's body
     itself (wire.py): botocore's serializer and a ``before-parameter-build`` hook see a stand-in
     with its lists empty. A validating client gets the request itself."""
     select = f'SELECT * FROM "{table.name}" WHERE "pk" = ? AND "sk" = ?'
@@ -112,8 +128,10 @@ def test_botocore_serializes_a_stand_in_on_the_driver_s_client(endpoint_url: str
         seen.append(params)
 
     for connection in (
-        dbapi.connect(endpoint_url=endpoint_url),
-        dbapi.connect(endpoint_url=endpoint_url, client_config={"parameter_validation": True}),
+        dbapi.connect(endpoint_url=endpoint_url, transport="botocore"),
+        dbapi.connect(
+            endpoint_url=endpoint_url, transport="botocore", client_config={"parameter_validation": True}
+        ),
     ):
         events = connection.client.meta.events
         events.register("before-parameter-build.dynamodb.ExecuteStatement", before_serializing)

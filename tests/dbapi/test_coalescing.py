@@ -4,6 +4,7 @@ of running them in order; what the merge decides is the rowcount at once."""
 from __future__ import annotations
 
 import pytest
+from support.sent import observed
 
 from sa_dynamo import dbapi
 
@@ -37,14 +38,12 @@ def delete(cursor: dbapi.Cursor, table: Table, where: dict | None = None, sk: st
 @pytest.fixture
 def actions(tx_conn: dbapi.Connection) -> list[int]:
     """How many statements each ExecuteTransaction carried."""
-    counts: list[int] = []
 
-    def record(params, **kwargs):
-        counts.append(len(params["TransactStatements"]))
+    def count(operation, body, answer):
+        return len(body["TransactStatements"]) if operation == "ExecuteTransaction" else None
 
-    tx_conn.client.meta.events.register("provide-client-params.dynamodb.ExecuteTransaction", record)
-    yield counts
-    tx_conn.client.meta.events.unregister("provide-client-params.dynamodb.ExecuteTransaction", record)
+    with observed(tx_conn, count) as counts:
+        yield counts
 
 
 def test_insert_then_updates_become_one_insert(tx_conn, tx, table, actions):

@@ -112,7 +112,7 @@ def test_connect_to_local_needs_no_aws_configuration(endpoint_url: str, table: T
     cursor = connection.cursor()
     table.insert(cursor, {"pk": "a", "sk": "1", "v": "x"})
     assert table.item(cursor, "a", "1") == {"pk": "a", "sk": "1", "v": "x"}
-    assert connection.client.meta.region_name == "us-east-1"
+    assert connection.transport.where.startswith("in region us-east-1 at ")
 
 
 @pytest.mark.usefixtures("no_aws_config")
@@ -163,8 +163,9 @@ def test_closed_cursor_raises_interface_error(conn: dbapi.Connection, use: Any, 
     ],
     ids=["cursor", "commit", "rollback", "cursor.execute", "cursor.fetchone"],
 )
-def test_closed_connection_raises_interface_error(client: Any, use: Any, calls: dict) -> None:
-    connection = dbapi.connect(client=client)
+def test_closed_connection_raises_interface_error(connect: Any, use: Any, calls: Any) -> None:
+    connection = connect()
+    calls.watch(connection)
     cursor = connection.cursor()
     connection.close()
     with pytest.raises(dbapi.InterfaceError, match="connection is closed"):

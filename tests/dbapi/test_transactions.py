@@ -3,11 +3,11 @@ one ExecuteTransaction with a ClientRequestToken; rollback() and close() discard
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from support.aio import client_for, close_client
+from support.aio import connect_for
 
 from sa_dynamo import dbapi
 from sa_dynamo.dbapi.limits import MAX_TRANSACTION_ACTIONS
@@ -15,12 +15,18 @@ from sa_dynamo.dbapi.limits import MAX_TRANSACTION_ACTIONS
 from .support import Table
 
 
-@pytest.fixture(scope="module")
-def client(driver: str, endpoint_url: str) -> Iterator[Any]:
-    """This module's tests run on boto3 and on aiobotocore: one driver, either I/O."""
-    client = client_for(driver, endpoint_url)
-    yield client
-    close_client(client)
+@pytest.fixture
+def connect(driver: str, endpoint_url: str) -> Iterator[Callable[..., dbapi.Connection]]:
+    """This module's tests run on the sync driver and on the asyncio one: one driver, either I/O."""
+    made: list[dbapi.Connection] = []
+
+    def make(**options: Any) -> dbapi.Connection:
+        made.append(connect_for(driver, endpoint_url, **options))
+        return made[-1]
+
+    yield make
+    for connection in made:
+        connection.close()
 
 
 def test_writes_are_invisible_until_commit(
@@ -72,9 +78,10 @@ def test_commit_of_nothing_sends_nothing(tx_conn: dbapi.Connection, calls: Any) 
 
 @pytest.mark.parametrize("discard", [dbapi.Connection.rollback, dbapi.Connection.close])
 def test_rollback_and_close_discard_the_writes(
-    client: Any, table: Table, cur: dbapi.Cursor, calls: Any, discard: Any
+    connect: Any, table: Table, cur: dbapi.Cursor, calls: Any, discard: Any
 ) -> None:
-    connection = dbapi.connect(client=client)
+    connection = connect()
+    calls.watch(connection)
     table.insert(connection.cursor(), {"pk": "a", "sk": "1"})
     assert connection.pending == 1
     discard(connection)

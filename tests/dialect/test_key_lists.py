@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Column, Engine, Integer, MetaData, String, Table, create_engine, select, text, tuple_
 from sqlalchemy.exc import ArgumentError, CompileError, OperationalError, StatementError
+from support.sent import operations_sent
 
 import sa_dynamo
 
@@ -57,10 +58,12 @@ def databases(engine: Engine) -> Iterator[tuple[Engine, Engine]]:
 
 def _rows(engine: Engine, statement: Any, calls: list[str] | None = None) -> list[tuple]:
     with engine.connect() as conn:
-        if calls is not None:
-            client = conn.connection.dbapi_connection.client
-            client.meta.events.register("before-call.dynamodb", lambda model, **kw: calls.append(model.name))
-        return [tuple(row) for row in conn.execute(statement)]
+        if calls is None:
+            return [tuple(row) for row in conn.execute(statement)]
+        with operations_sent(conn.connection.dbapi_connection) as sent:
+            rows = [tuple(row) for row in conn.execute(statement)]
+        calls += sent
+        return rows
 
 
 def _same(databases: tuple[Engine, Engine], statement: Any, ordered: bool = True) -> list[tuple]:

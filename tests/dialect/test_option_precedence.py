@@ -18,8 +18,7 @@ def loaded(engine, items):
 
 
 def sent_by(conn, statement):
-    client = conn.connection.dbapi_connection.client
-    with bodies_sent(client, "ExecuteStatement") as sent:
+    with bodies_sent(conn.connection.dbapi_connection, "ExecuteStatement") as sent:
         rows = conn.execute(statement).all()
     return rows, sent
 

@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import Column, Index, Integer, MetaData, String, Table, create_engine, func, or_, select
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import DeclarativeBase, Session
+from support.sent import observed
 
 import sa_dynamo
 from sa_dynamo.exc import InvalidPageToken, ScanNotAllowed
@@ -61,16 +62,12 @@ def sqlite():
 @pytest.fixture
 def requests(engine):
     """ExecuteStatement requests sent, as boto3 saw them (tests use one pooled connection)."""
-    seen: list[dict] = []
-
-    def record(params, **kwargs):
-        seen.append(params)
-
     with engine.connect() as conn:
-        client = conn.connection.dbapi_connection.client
-    client.meta.events.register("provide-client-params.dynamodb.ExecuteStatement", record)
-    yield seen
-    client.meta.events.unregister("provide-client-params.dynamodb.ExecuteStatement", record)
+        connection = conn.connection.dbapi_connection
+    with observed(
+        connection, lambda operation, body, _: body if operation == "ExecuteStatement" else None
+    ) as seen:
+        yield seen
 
 
 def test_first_reads_one_page(engine, requests):

@@ -28,6 +28,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import ArgumentError, NoSuchTableError
 from sqlalchemy.schema import CreateTable
 from sqlalchemy.types import NullType
+from support.sent import observed
 
 from sa_dynamo import BinarySet, NumberSet, StringSet
 from sa_dynamo.dbapi import control_plane
@@ -146,19 +147,10 @@ def test_table_names_follow_list_tables_paging(engine, metadata, new_table_name)
     for name in names:
         Table(name, metadata, Column("pk", String, primary_key=True))
     metadata.create_all(engine)
-    requests: list[dict[str, Any]] = []
-
-    def record(params: dict[str, Any], **kwargs: Any) -> None:
-        requests.append(dict(params))
-
     with engine.connect() as conn:
         dbapi_connection = conn.connection.dbapi_connection
-        events = dbapi_connection.client.meta.events
-        events.register("provide-client-params.dynamodb.ListTables", record)
-        try:
+        with observed(dbapi_connection, lambda operation, body, _: dict(body)) as requests:
             paged = control_plane.list_tables(dbapi_connection.transport, page_size=1)
-        finally:
-            events.unregister("provide-client-params.dynamodb.ListTables", record)
         assert (
             paged == control_plane.list_tables(dbapi_connection.transport) == inspect(conn).get_table_names()
         )
@@ -178,11 +170,12 @@ def scans(engine):
     """The Scan requests the engine's connections send from now on."""
     requests: list[dict[str, Any]] = []
 
-    def record(params: dict[str, Any], **kwargs: Any) -> None:
-        requests.append(dict(params))
+    def record(operation: str, body: dict[str, Any], answer: Any) -> None:
+        if operation == "Scan":
+            requests.append(dict(body))
 
     def watch(dbapi_connection: Any, connection_record: Any) -> None:
-        dbapi_connection.client.meta.events.register("provide-client-params.dynamodb.Scan", record)
+        dbapi_connection.transport.observers.append(record)
 
     engine.pool.dispose()  # connections made from now on are watched
     event.listen(engine, "connect", watch)

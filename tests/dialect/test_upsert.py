@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine, select
 from sqlalchemy.exc import IntegrityError, NotSupportedError
+from support.sent import operations_sent
 
 import sa_dynamo
 
@@ -28,10 +29,10 @@ def setup(endpoint_url, table_name):
 
 def test_upsert_overwrites_where_insert_refuses(setup):
     engine, table = setup
-    calls: list[str] = []
-    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-        client = conn.connection.dbapi_connection.client
-        client.meta.events.register("before-call.dynamodb", lambda model, **kw: calls.append(model.name))
+    with (
+        engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn,
+        operations_sent(conn.connection.dbapi_connection) as calls,
+    ):
         conn.execute(table.insert(), [{"pk": "a", "n": 1, "s": "old"}])
         with pytest.raises(IntegrityError):
             conn.execute(table.insert(), [{"pk": "a", "n": 2}])

@@ -19,6 +19,8 @@ from sa_dynamo.dialect.local import DynamoDBLocalDialect
             "dynamodb://?region_name=eu-west-1&profile_name=dev",
             {"region_name": "eu-west-1", "profile_name": "dev"},
         ),
+        ("dynamodb://?transport=botocore", {"transport": "botocore"}),
+        ("dynamodb+local://?transport=http", {"local_data_dir": None, "transport": "http"}),
         (
             "dynamodb://localhost:9?retry_mode=standard&max_attempts=7&read_timeout=2.5",
             {

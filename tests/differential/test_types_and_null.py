@@ -249,7 +249,7 @@ def test_none_where_sql_answers_nothing_for_some_rows_only_is_refused_before_sen
             if engine.dialect.name == "sqlite":
                 return conn.scalars(nested, {"p": None}).all(), conn.execute(many, rows).rowcount
             refused = []
-            with requests_sent(conn.connection.dbapi_connection.client) as sent:
+            with requests_sent(conn.connection.dbapi_connection) as sent:
                 for statement, parameters in ((nested, {"p": None}), (many, rows)):
                     with pytest.raises(CompileError) as raised:
                         conn.execute(statement, parameters)
@@ -275,9 +275,9 @@ def test_none_in_a_list_below_an_or_is_refused_before_sending(engines, strings):
         with engine.connect() as conn:
             if engine.dialect.name == "sqlite":
                 return conn.scalars(query).all()
-            client = conn.connection.dbapi_connection.client
+            connection = conn.connection.dbapi_connection
             refused = pytest.raises(CompileError, match="NOT IN with None in its list below an OR")
-            with requests_sent(client) as sent, refused:
+            with requests_sent(connection) as sent, refused:
                 conn.execute(query)
             return sent
 

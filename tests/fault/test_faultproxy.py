@@ -10,17 +10,25 @@ import time
 from collections import Counter
 from typing import Any
 
+import boto3
 import pytest
+from botocore.config import Config
 from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError
 from support.faultproxy import FaultProxy, Faults, ProxyLimitReached
 
-from sa_dynamo import dbapi
+from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 
 
 def client(proxy: FaultProxy) -> Any:
     """A boto3 client through the proxy that never retries: each call is one request."""
-    config = {"retries": {"mode": "standard", "max_attempts": 0}}
-    return dbapi.connect(endpoint_url=proxy.endpoint_url, client_config=config).client
+    config = Config(retries={"mode": "standard", "max_attempts": 0})
+    return boto3.client(
+        "dynamodb",
+        endpoint_url=proxy.endpoint_url,
+        region_name="us-east-1",
+        config=config,
+        **LOCAL_CREDENTIALS,
+    )
 
 
 def test_throttling_and_server_errors_read_as_dynamodb_errors(proxy):

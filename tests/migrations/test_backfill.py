@@ -119,12 +119,15 @@ def test_a_second_runner_on_the_same_backfill_is_stopped(migration_env, raw):
         f"""
         def meddle(progress):
             if progress.batches == 2:  # another process commits a batch of the same backfill
-                client = op.get_bind().connection.dbapi_connection.client
-                client.update_item(
-                    TableName="{checkpoints}",
-                    Key={{"id": {{"S": progress.name}}}},
-                    UpdateExpression="SET batches = :b",
-                    ExpressionAttributeValues={{":b": {{"N": "3"}}}},
+                transport = op.get_bind().connection.dbapi_connection.transport
+                transport.send(
+                    "UpdateItem",
+                    {{
+                        "TableName": "{checkpoints}",
+                        "Key": {{"id": {{"S": progress.name}}}},
+                        "UpdateExpression": "SET batches = :b",
+                        "ExpressionAttributeValues": {{":b": {{"N": "3"}}}},
+                    }},
                 )
 
         op.backfill("T_app", values={{"flag": True}}, batch_size=50, name="flag-all", on_batch=meddle)

@@ -13,12 +13,13 @@ def test_each_step_moves_the_version_row_in_one_transaction(migration_env):
     env.revision("r1", None, "pass")
     env.revision("r2", "r1", "pass")
     env.revision("r3", "r2", "pass")
-    with env.engine.connect() as connection:
-        client = connection.connection.dbapi_connection.client
-        with bodies_sent(client, "ExecuteTransaction") as sent:
-            env.config.attributes["connection"] = connection
-            command.upgrade(env.config, "head")
-            command.downgrade(env.config, "r1")
+    with (
+        env.engine.connect() as connection,
+        bodies_sent(connection.connection.dbapi_connection, "ExecuteTransaction") as sent,
+    ):
+        env.config.attributes["connection"] = connection
+        command.upgrade(env.config, "head")
+        command.downgrade(env.config, "r1")
     transactions = [[s["Statement"].split(" WHERE")[0] for s in body["TransactStatements"]] for body in sent]
     assert env.version_rows() == ["r1"]
     insert = f"INSERT INTO \"{env.version_table}\" VALUE {{'version_num': ?}}"
@@ -34,9 +35,9 @@ def test_a_revision_moved_by_someone_else_is_not_doubled(migration_env, raw):
         "r2",
         "r1",
         f"""
-        raw = op.get_bind().connection.dbapi_connection.client
-        raw.delete_item(TableName="{env.version_table}", Key={{"version_num": {{"S": "r1"}}}})
-        raw.put_item(TableName="{env.version_table}", Item={{"version_num": {{"S": "elsewhere"}}}})
+        raw = op.get_bind().connection.dbapi_connection.transport
+        raw.send("DeleteItem", {{"TableName": "{env.version_table}", "Key": {{"version_num": {{"S": "r1"}}}}}})
+        raw.send("PutItem", {{"TableName": "{env.version_table}", "Item": {{"version_num": {{"S": "elsewhere"}}}}}})
         """,
     )
     command.upgrade(env.config, "r1")

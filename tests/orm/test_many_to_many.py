@@ -14,6 +14,7 @@ from sqlalchemy import Index, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.associationproxy import association_proxy
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship, selectinload
+from support.sent import operations_sent
 
 import sa_dynamo
 from sa_dynamo.orm.relationship_loads import scanning_relationships
@@ -89,16 +90,10 @@ def session(engine):
 @pytest.fixture
 def requests(engine):
     """The names of the requests sent to DynamoDB from now on (the engine's one connection)."""
-    names: list[str] = []
-
-    def record(model, **kwargs):
-        names.append(model.name)
-
     with engine.connect() as conn:
-        client = conn.connection.dbapi_connection.client
-    client.meta.events.register("before-call.dynamodb", record)
-    yield names
-    client.meta.events.unregister("before-call.dynamodb", record)
+        connection = conn.connection.dbapi_connection
+    with operations_sent(connection) as names:
+        yield names
 
 
 def user(session, models, user_id):

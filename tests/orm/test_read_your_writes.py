@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import Table, delete, func, select, text, update
 from sqlalchemy.exc import NotSupportedError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+from support.sent import observed
 from support.staff import Employee, Engineer, Manager, staff_table
 
 import sa_dynamo
@@ -158,16 +159,12 @@ def test_paginate_refuses_rather_than_miss_the_writes(engine, tables):
 @pytest.fixture
 def requests(engine):
     """The operations DynamoDB receives, with the statement of each ExecuteStatement."""
-    seen: list[str] = []
-
-    def record(params, model, **kwargs):
-        seen.append(f"{model.name} {params.get('Statement', '')}".strip())
-
     with engine.connect() as conn:
-        client = conn.connection.dbapi_connection.client
-    client.meta.events.register("before-parameter-build.dynamodb", record)
-    yield seen
-    client.meta.events.unregister("before-parameter-build.dynamodb", record)
+        connection = conn.connection.dbapi_connection
+    with observed(
+        connection, lambda operation, body, _: f"{operation} {body.get('Statement', '')}".strip()
+    ) as seen:
+        yield seen
 
 
 def test_what_the_overlay_costs(engine, tables, requests):

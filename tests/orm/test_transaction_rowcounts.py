@@ -25,8 +25,8 @@ def staff(engine):
 def requests(engine):
     """The statements DynamoDB receives, each with whether it read consistently: call it."""
     with engine.connect() as conn:
-        client = conn.connection.dbapi_connection.client
-    with bodies_sent(client) as sent:
+        connection = conn.connection.dbapi_connection
+    with bodies_sent(connection) as sent:
         yield lambda: [
             (statement["Statement"], bool(params.get("ConsistentRead")))
             for params in sent
@@ -86,7 +86,7 @@ def test_an_executemany_counts_its_matching_rows_and_the_rest_commits(engine):
 
 def test_an_executemany_reads_the_items_it_tests_in_one_batch(engine, staff):
     table = Employee.__table__
-    with engine.connect() as conn, requests_sent(conn.connection.dbapi_connection.client) as sent:
+    with engine.connect() as conn, requests_sent(conn.connection.dbapi_connection) as sent:
         where = table.c.id == bindparam("key")
         conn.execute(update(table).where(where).values(name="x"), [{"key": k} for k in (1, 2, 9)])
         conn.commit()

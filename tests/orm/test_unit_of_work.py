@@ -40,8 +40,8 @@ def tables(engine):
 def transactions(engine):
     """How many statements each ExecuteTransaction carried: call it."""
     with engine.connect() as conn:
-        client = conn.connection.dbapi_connection.client
-    with bodies_sent(client, "ExecuteTransaction") as sent:
+        connection = conn.connection.dbapi_connection
+    with bodies_sent(connection, "ExecuteTransaction") as sent:
         yield lambda: [len(body["TransactStatements"]) for body in sent]
 
 

@@ -2,11 +2,11 @@
 and synchronous tests run against the async driver.
 
 A test that depends on the ``driver`` fixture (tests/orm's engine, tests/dbapi/test_transactions.py's
-client) runs once per driver; on aiobotocore its engine is an AsyncEngine's ``sync_engine`` (its
-client an aiobotocore client adapted by sa_dynamo/dbapi/transport/aiobotocore.py), and its whole protocol (fixtures, body,
-teardown) runs under SQLAlchemy's ``greenlet_spawn`` on the session's loop, as
-``AsyncSession.run_sync`` runs a function: each request of the driver is then awaited on
-aiobotocore. The same test bodies so cover both drivers, without a second copy.
+connections) runs once per driver; on the asyncio one its engine is an AsyncEngine's
+``sync_engine`` (its transport aiohttp's, or aiobotocore's with SA_DYNAMO_TRANSPORT=botocore), and
+its whole protocol (fixtures, body, teardown) runs under SQLAlchemy's ``greenlet_spawn`` on the
+session's loop, as ``AsyncSession.run_sync`` runs a function: each request of the driver is then
+awaited on the loop. The same test bodies so cover both drivers, without a second copy.
 """
 
 from __future__ import annotations
@@ -22,11 +22,10 @@ from sqlalchemy import create_engine
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from sa_dynamo import dbapi
-from sa_dynamo.dbapi.transport.aiobotocore import AwaitedClient
 from sa_dynamo.dialect import aiobotocore
 from sa_dynamo.sqlalchemy_private import await_, greenlet_spawn, in_greenlet
 
-DRIVERS = ("boto3", "aiobotocore")
+DRIVERS = ("sync", "asyncio")
 
 _loop: asyncio.AbstractEventLoop | None = None
 
@@ -51,22 +50,17 @@ def engine_for(driver: str, endpoint_url: str, **options: Any) -> Any:
     """An engine on the session's DynamoDB Local through ``driver``: a plain Engine, or the
     ``sync_engine`` of an AsyncEngine (usable under greenlet_spawn only)."""
     host = endpoint_url.removeprefix("http://")
-    if driver == "boto3":
+    if driver == "sync":
         return create_engine(f"dynamodb://{host}", **options)
     return create_async_engine(f"dynamodb+aiobotocore://{host}", **options).sync_engine
 
 
-def client_for(driver: str, endpoint_url: str) -> Any:
-    """A client as the driver's Connection takes it: boto3's, or aiobotocore's adapted (under
-    greenlet_spawn only). Close it with ``close_client``."""
-    if driver == "boto3":
-        return dbapi.connect(endpoint_url=endpoint_url).client
-    return aiobotocore.connect(endpoint_url=endpoint_url).client
-
-
-def close_client(client: Any) -> None:
-    if isinstance(client, AwaitedClient):
-        client.close()
+def connect_for(driver: str, endpoint_url: str, **options: Any) -> dbapi.Connection:
+    """A driver connection on the session's DynamoDB Local through ``driver``: the sync one, or
+    the asyncio one (under greenlet_spawn only)."""
+    if driver == "sync":
+        return dbapi.connect(endpoint_url=endpoint_url, **options)
+    return aiobotocore.connect(endpoint_url=endpoint_url, **options)
 
 
 def dispose(engine: Any) -> None:
@@ -85,7 +79,7 @@ def driver(request: pytest.FixtureRequest) -> str:
 
 def _on_async_driver(item: pytest.Item) -> bool:
     callspec = getattr(item, "callspec", None)
-    return callspec is not None and callspec.params.get("driver") == "aiobotocore"
+    return callspec is not None and callspec.params.get("driver") == "asyncio"
 
 
 @pytest.hookimpl(tryfirst=True)

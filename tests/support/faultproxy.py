@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 import uuid
+import zlib
 from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -34,6 +35,9 @@ LOOPBACK = "127.0.0.1"
 # The faults that exclude each other, in the order a random draw tests them; a delay is drawn on
 # its own and may precede any of them.
 FAULTS = ("throttle", "server_error", "reset_before", "reset_after")
+# Faults only a script gives: "delay" (forwarded late), "bad_checksum" (forwarded, and answered
+# with an x-amz-crc32 header that does not match the body, as a corrupted answer would be).
+SCRIPTED = ("delay", "bad_checksum")
 # The answers the proxy gives instead of forwarding: (HTTP status, DynamoDB error code, message).
 _ANSWERS = {
     "throttle": (400, "ThrottlingException", "Rate of requests exceeds the allowed throughput."),
@@ -117,6 +121,8 @@ class FaultProxy:
         self.faults = faults or Faults()
         self.max_requests = max_requests
         self.counts = Counts()
+        # Every request as it arrived: (operation, headers, body).
+        self.received: list[tuple[str, dict[str, str], bytes]] = []
         self.stopped_because: str | None = None
         self._rng = random.Random(seed)
         self._script: defaultdict[str, deque[str]] = defaultdict(deque)
@@ -146,10 +152,10 @@ class FaultProxy:
 
     def script(self, operation: str, *faults: str) -> None:
         """Give the next requests of ``operation`` these faults, one each, before random ones:
-        one of FAULTS, or "delay" (forwarded after ``faults.delay_seconds``)."""
-        unknown = set(faults) - {*FAULTS, "delay"}
+        one of FAULTS or SCRIPTED ("delay": forwarded after ``faults.delay_seconds``)."""
+        unknown = set(faults) - {*FAULTS, *SCRIPTED}
         if unknown:
-            raise ValueError(f"unknown faults {sorted(unknown)}; choose from {FAULTS} or 'delay'")
+            raise ValueError(f"unknown faults {sorted(unknown)}; choose from {FAULTS} or {SCRIPTED}")
         with self._lock:
             self._script[operation].extend(faults)
 
@@ -203,6 +209,8 @@ class FaultProxy:
     def _handle(self, handler: _Handler) -> None:
         body = handler.rfile.read(int(handler.headers.get("Content-Length", 0)))
         operation = handler.headers.get("X-Amz-Target", "").rpartition(".")[2]
+        with self._lock:
+            self.received.append((operation, dict(handler.headers.items()), body))
         decision = self._decide(operation)
         if decision is None:
             handler.reset()
@@ -221,6 +229,10 @@ class FaultProxy:
                 self.counts.forwarded[operation] += 1
             if fault == "reset_after":
                 handler.reset()
+            elif fault == "bad_checksum":
+                wrong = str((zlib.crc32(payload) + 1) & 0xFFFFFFFF)
+                kept = [(name, value) for name, value in headers if name.lower() != "x-amz-crc32"]
+                handler.relay(status, [*kept, ("x-amz-crc32", wrong)], payload)
             else:
                 handler.relay(status, headers, payload)
 

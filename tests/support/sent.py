@@ -1,4 +1,5 @@
-"""The requests DynamoDB receives, as it receives them."""
+"""The requests a driver connection sends, as its transport's observers see them (the same on
+every transport): after each request, its operation, its body and DynamoDB's answer."""
 
 from __future__ import annotations
 
@@ -7,33 +8,46 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from sa_dynamo.dbapi.transport import wire
+
+
+def transport_of(connection: Any) -> Any:
+    """The transport of a DBAPI connection (or the transport itself)."""
+    return getattr(connection, "transport", connection)
+
 
 @contextmanager
-def _recorded(client: Any, keep: Callable[[str, bytes], Any]) -> Iterator[list]:
-    """``keep(operation, body)`` of every request sent through ``client`` within the block
-    (None: left out), taken from botocore's public ``before-send`` event as it goes out."""
+def observed(connection: Any, keep: Callable[[str, dict[str, Any], Any], Any]) -> Iterator[list]:
+    """``keep(operation, body, answer or error)`` of every request ``connection`` (a DBAPI
+    connection or its transport) sends within the block (None: left out)."""
     sent: list = []
 
-    def record(request: Any, **_: Any) -> None:
-        kept = keep(request.headers["X-Amz-Target"].decode().rpartition(".")[2], bytes(request.body))
+    def record(operation: str, body: dict[str, Any], answer: Any) -> None:
+        kept = keep(operation, body, answer)
         if kept is not None:
             sent.append(kept)
 
-    client.meta.events.register("before-send.dynamodb", record)
+    observers = transport_of(connection).observers
+    observers.append(record)
     try:
         yield sent
     finally:
-        client.meta.events.unregister("before-send.dynamodb", record)
+        observers.remove(record)
 
 
-def requests_sent(client: Any) -> Any:
-    """(operation, body bytes) of every request sent through ``client`` within the block."""
-    return _recorded(client, lambda operation, body: (operation, body))
+def requests_sent(connection: Any) -> Any:
+    """(operation, body as DynamoDB's JSON) of every request sent within the block."""
+    return observed(connection, lambda operation, body, _: (operation, wire.encode(body)))
 
 
-def bodies_sent(client: Any, operation: str | None = None) -> Any:
+def bodies_sent(connection: Any, operation: str | None = None) -> Any:
     """The JSON body of every request (of ``operation``, e.g. "ExecuteTransaction") sent
-    through ``client`` within the block. Hooks that run before botocore serializes
-    (``provide-client-params``) see the driver's stand-in on its own clients, with its statement
-    and item lists empty (wire.py)."""
-    return _recorded(client, lambda sent, body: json.loads(body) if operation in (None, sent) else None)
+    within the block, as DynamoDB receives it (binary values as base64 text)."""
+    return observed(
+        connection, lambda sent, body, _: json.loads(wire.encode(body)) if operation in (None, sent) else None
+    )
+
+
+def operations_sent(connection: Any) -> Any:
+    """The operation name of every request sent within the block."""
+    return observed(connection, lambda operation, body, _: operation)

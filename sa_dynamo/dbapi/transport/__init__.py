@@ -2,17 +2,35 @@
 
 Everything above it (the cursor, paging, batches, the transaction buffer, the control plane)
 reaches DynamoDB through a Transport and nothing else, so that how a request travels is one
-room's business: botocore's client for the sync driver (botocore.py), the same on aiobotocore
-with each call awaited for asyncio (aiobotocore.py).
+room's business. The default sends DynamoDB's JSON API itself, signed with botocore's SigV4Auth:
+on a urllib3 pool (http.py) or, for asyncio, an aiohttp session (aiohttp.py), the two sharing
+everything but the I/O (signed.py). ``transport="botocore"`` sends through botocore's client
+instead (botocore.py), or aiobotocore's for asyncio (aiobotocore.py), for the tracing libraries
+and test doubles that live in botocore. What the connections of one engine share (one botocore
+session, one credential provider, endpoint and HTTP pool) is in shared.py.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from typing import Any, Protocol
+
+from ..errors import InterfaceError
 
 # Marks an answer whose Items are DynamoDB's JSON (binary values as base64 text): read them
 # with ``values.deserialize_wire``, else with ``values.deserialize``.
 WIRE_ITEMS = "sa_dynamo:wire_items"
+
+# The transports a connection can send through: the driver's own HTTP (the default) or botocore.
+TRANSPORTS = ("http", "botocore")
+# Names the transport of every connection that does not name its own (e.g. botocore, to turn a
+# tracing library on without changing code).
+ENV_TRANSPORT = "SA_DYNAMO_TRANSPORT"
+
+# Called after every ``send`` with the operation, the body as the driver gave it, and DynamoDB's
+# answer (a dict) or the PEP 249 error the send raises.
+Observer = Callable[[str, dict[str, Any], Any], None]
 
 
 class Transport(Protocol):
@@ -23,6 +41,9 @@ class Transport(Protocol):
     # Whether the server returns the pages of a read ordered by its sort key descending in that
     # order (DynamoDB does, DynamoDB Local does not): None until a read tells (paging.py).
     descending_pages: bool | None
+    # Called after each send (``Observer``), in order; what tests and cost records watch,
+    # the same on every transport. An observer's exception propagates from ``send``.
+    observers: list[Observer]
 
     def send(self, operation: str, body: dict[str, Any], wire: bool = False) -> dict[str, Any]:
         """DynamoDB's answer to ``operation`` (its API name, "ExecuteStatement") with ``body``;
@@ -36,3 +57,13 @@ class Transport(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def chosen(transport: str | None) -> str:
+    """The transport a connection uses: the one it names, else ``SA_DYNAMO_TRANSPORT``'s, else
+    "http"."""
+    name = transport or os.environ.get(ENV_TRANSPORT) or TRANSPORTS[0]
+    if name not in TRANSPORTS:
+        source = "transport" if transport else ENV_TRANSPORT
+        raise InterfaceError(f"{source} must be one of {', '.join(TRANSPORTS)}, not {name!r}")
+    return name

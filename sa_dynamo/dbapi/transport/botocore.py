@@ -1,24 +1,27 @@
-"""The transport on botocore's client: boto3's credentials, signing, endpoints and retries.
+"""The transport on botocore's client (``transport="botocore"``): boto3's credentials, signing,
+endpoints, retries and event system, for the tracing libraries (which wrap
+``BaseClient._make_api_call``) and test doubles (moto, botocore's Stubber) that live in botocore.
 
-The driver's own clients (``client()``) validate no parameters, so that the bodies of the
+The connections of an engine share one client, made from the process's session for their
+profile (shared.py); the driver's own clients validate no parameters, so that the bodies of the
 requests carrying statements or items are encoded by the driver, and pages of items read by it
-(botocore_wire.py); a client the user passes in is used as it is.
+(botocore_wire.py). A client the user passes in is used as it is.
 """
 
 from __future__ import annotations
 
 import functools
-import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
-from .. import statement as stmt
-from ..errors import MISSING_TABLE_CODES, Error, missing_table, translate
-from . import botocore_wire
-from .endpoint import loopback_defaults
+from ..errors import translate
+from . import botocore_wire, shared
+from .base import Sending
+from .endpoint import listening_check, loopback_defaults
 
-log = logging.getLogger("sa_dynamo.dbapi")
+# The botocore clients of the engines, by connect arguments.
+CLIENTS: shared.Shared[Any] = shared.Shared()
 
 
 @functools.lru_cache(maxsize=64)
@@ -27,7 +30,7 @@ def _method(operation: str) -> str:
     return "".join(f"_{c.lower()}" if c.isupper() else c for c in operation).lstrip("_")
 
 
-class BotocoreTransport:
+class BotocoreTransport(Sending):
     """Requests through one botocore (or aiobotocore, its calls awaited) DynamoDB client."""
 
     def __init__(
@@ -36,52 +39,34 @@ class BotocoreTransport:
         encode_bodies: bool = False,
         pause: Callable[[float], None] = time.sleep,
         first_request: Callable[[], None] | None = None,
-        owns_client: bool = False,
+        close: Callable[[], None] | None = None,
     ):
+        super().__init__(first_request)
         self.client = client
-        self.owns_client = owns_client  # closed with the transport: one the driver made
         # Only for a client that validates no parameters (one client() made): the driver
         # encodes the bodies of its statements and items itself (botocore_wire.encoded).
         self.encode_bodies = encode_bodies
         self.pause = pause
-        self._first_request = first_request  # run before the first request, then dropped
-        self.descending_pages: bool | None = None
+        self._close = close  # how the driver lets go of a client it made; None: the caller's
         meta = getattr(client, "meta", None)
-        self.where = (
-            f"in region {meta.region_name} at {meta.endpoint_url}" if meta is not None else "in DynamoDB"
-        )
+        if meta is not None:
+            self.where = f"in region {meta.region_name} at {meta.endpoint_url}"
         botocore_wire.register(client)
 
-    def send(self, operation: str, body: dict[str, Any], wire: bool = False) -> dict[str, Any]:
-        if self._first_request is not None:
-            check, self._first_request = self._first_request, None
-            check()
-        started = time.perf_counter()
+    def _request(self, operation: str, body: dict[str, Any], wire: bool) -> dict[str, Any]:
         call = getattr(self.client, _method(operation))
-        try:
-            with botocore_wire.wire_items(wire):
-                if not self.encode_bodies:
-                    return call(**body)
-                with botocore_wire.encoded(self.client, operation, body) as params:
-                    return call(**params)
-        except Exception as exc:
-            raise self._error(exc, body) from None  # DynamoDB's code and message are in it
-        finally:
-            log.debug("%s took %.1f ms", operation, (time.perf_counter() - started) * 1000)
-
-    def _error(self, exc: Exception, body: dict[str, Any]) -> Error:
-        """The PEP 249 error for what a request raised, naming the tables it is about."""
-        error = translate(exc)
-        tables = stmt.tables(body)
-        if error.code in MISSING_TABLE_CODES and tables:
-            error.args = (missing_table(tables, self.where),)
-        return error
+        with botocore_wire.wire_items(wire):
+            if not self.encode_bodies:
+                return call(**body)
+            with botocore_wire.encoded(self.client, operation, body) as params:
+                return call(**params)
 
     def close(self) -> None:
-        """Close the client's connections, if the driver made the client (a client of the
-        caller's stays theirs)."""
-        if self.owns_client:
-            self.client.close()
+        """Let go of the client if the driver made it (a client of the caller's stays theirs):
+        the last connection of an engine to do so closes its connections."""
+        close, self._close = self._close, None
+        if close is not None:
+            close()
 
 
 def lean_client_config(session: Any) -> dict[str, Any]:
@@ -100,33 +85,49 @@ def lean_client_config(session: Any) -> dict[str, Any]:
     return {"parameter_validation": False, "user_agent": f"{base}{ours}"}
 
 
-def client(
-    endpoint_url: str | None,
-    region_name: str | None,
-    profile_name: str | None,
-    client_config: dict[str, Any] | None,
-    credentials: dict[str, Any],
-) -> tuple[Any, bool]:
-    """A boto3 DynamoDB client, lean (``lean_client_config``) unless ``client_config`` says
-    otherwise, and whether it validates parameters."""
-    import boto3
-    import botocore.session
+def client(session: shared.Session, to: shared.Destination) -> tuple[Any, bool, dict[str, Any]]:
+    """A boto3 DynamoDB client from ``session`` (hold its lock), lean (``lean_client_config``)
+    unless ``client_config`` says otherwise; whether it validates parameters; and the key pair
+    it was given (placeholders on a loopback endpoint without credentials)."""
     from botocore.config import Config
 
-    core = botocore.session.get_session()
-    session = boto3.session.Session(botocore_session=core, profile_name=profile_name or None)
-    region_name, credentials = loopback_defaults(
-        endpoint_url, region_name or session.region_name, credentials, session.get_credentials
-    )
-    options = {**lean_client_config(core), **(client_config or {})}
     try:
-        made = session.client(
+        region_name, credentials = loopback_defaults(
+            to.endpoint_url,
+            to.region_name or session.main.region_name,
+            to.credentials,
+            session.main.get_credentials,
+        )
+        options = {**lean_client_config(session.core), **(to.client_config or {})}
+        made = session.main.client(
             "dynamodb",
-            endpoint_url=endpoint_url,
+            endpoint_url=to.endpoint_url,
             region_name=region_name,
             config=Config(**options),
             **credentials,
         )
     except Exception as exc:  # e.g. NoRegionError: a PEP 249 error that says what to configure
         raise translate(exc) from None
-    return made, options["parameter_validation"]
+    return made, options["parameter_validation"], credentials
+
+
+def transport(to: shared.Destination) -> BotocoreTransport:
+    """A connection's transport on its engine's botocore client (made by its first connection,
+    closed after its last)."""
+    key = to.key()
+
+    def make() -> tuple[Any, bool]:
+        session = shared.session(to.profile_name)
+        with session.lock:
+            made, validating, _ = client(session, to)
+        return made, validating
+
+    made, validating = CLIENTS.take(key, make)
+
+    def close() -> None:
+        if CLIENTS.give_back(key):
+            made.close()
+
+    return BotocoreTransport(
+        made, encode_bodies=not validating, first_request=listening_check(to.endpoint_url), close=close
+    )

@@ -6,30 +6,24 @@ retries and every other call stay botocore's.
 botocore serializes a request by walking each parameter through the API's shape model, and
 parses a response the same way: for a batch of 25 items or a page of 1,000 that walk costs
 several times more than ``json.dumps`` / ``json.loads`` of the same JSON. The bytes sent are
-the same either way (tests/dbapi/test_client_config.py compares them).
+the same either way (tests/dbapi/test_client_config.py compares them). The JSON itself is
+wire.py's, which the driver's own HTTP transports write and read too.
 """
 
 from __future__ import annotations
 
 import json
-from base64 import b64encode
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from ..values import collector_paused
-from . import WIRE_ITEMS
+from . import wire
 
 # The operations whose bodies the driver encodes: the ones that carry statements or items.
 _ENCODED = frozenset(
     {"ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction", "BatchWriteItem", "BatchGetItem"}
 )
-
-# The members of an ExecuteStatement answer whose JSON is what botocore's parser would make of
-# them (strings, and ConsumedCapacity's numbers and names); LastEvaluatedKey is AttributeValues,
-# whose binary values botocore decodes, so it is left to botocore.
-_PLAIN_JSON = frozenset({"NextToken", "ConsumedCapacity"})
 
 # Context variables, not a thread's: under asyncio many tasks send on one thread, and each
 # task's request is serialized and parsed in its own context.
@@ -62,19 +56,12 @@ def _speaks_json(client: Any) -> bool:
 
 
 def _encode(request: dict[str, Any]) -> bytes | None:
-    """The body botocore's JSON serializer would make of ``request``: binary values as base64
-    text, its ``json.dumps`` separators. None for a value that JSON cannot hold, left to
-    botocore's serializer and its error."""
+    """``wire.encode``; None for a value that JSON cannot hold, left to botocore's serializer
+    and its error."""
     try:
-        return json.dumps(request, default=_base64).encode("utf-8")
+        return wire.encode(request)
     except TypeError:
         return None
-
-
-def _base64(value: Any) -> str:
-    if isinstance(value, (bytes, bytearray)):
-        return b64encode(value).decode("ascii")
-    raise TypeError(type(value).__name__)
 
 
 def _stand_in(value: Any) -> Any:
@@ -125,19 +112,12 @@ def take_wire_items(
     content_type = str(response_dict.get("headers", {}).get("content-type", ""))
     if not isinstance(body, bytes) or "json" not in content_type:
         return  # e.g. a CBOR response: botocore's parser reads it
-    try:
-        with collector_paused():
-            data = json.loads(body.decode("utf-8"))
-    except ValueError:
+    page = wire.read_page(body)
+    if page is None:
         return  # botocore reports it
-    if isinstance(data, dict) and isinstance(data.get("Items"), list):
-        customized_response_dict["Items"] = data.pop("Items")
-        customized_response_dict[WIRE_ITEMS] = True
-        if data.keys() <= _PLAIN_JSON:  # as botocore would parse them: nothing left for it to read
-            customized_response_dict.update(data)
-            response_dict["body"] = b"{}"
-        else:
-            response_dict["body"] = json.dumps(data).encode("utf-8")
+    answer, rest = page
+    customized_response_dict.update(answer)
+    response_dict["body"] = b"{}" if rest is None else json.dumps(rest).encode("utf-8")
 
 
 def register(client: Any) -> None:

@@ -1,0 +1,149 @@
+"""W0: the client CPU of one point read, without a server: every contender answered from a canned
+HTTP response, so that only client-side work counts (issue 28's first target). Raw boto3
+``get_item`` and ``execute_statement`` are answered through botocore's public ``before-send``
+event (which skips urllib3); the driver's HTTP transport through a stand-in for its urllib3
+pool that returns the same bytes (which skips the socket); sa_dynamo on ``transport=botocore``
+the way boto3 is. Each canned answer carries its ``x-amz-crc32``, as DynamoDB's do, so the
+checksum is checked as in a real read.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import quote
+
+import boto3
+from botocore.awsrequest import AWSResponse
+from sqlalchemy import create_engine, select
+from sqlalchemy.orm import Session
+from urllib3 import HTTPHeaderDict
+
+from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
+
+from . import common
+from .common import BOTOCORE, Env, Result, least_cpu
+from .models import orm_model
+
+NAME = "W0 client CPU per point read (canned answers)"
+# Never reached: every request is answered before it would be sent.
+ENDPOINT = "http://canned.invalid:9"
+_ITEM = {
+    "pk": {"S": "P"},
+    "sk": {"S": "000001"},
+    "n": {"N": "1"},
+    "name": {"S": "item 1"},
+    "flag": {"BOOL": True},
+}
+_ANSWERS = {
+    "ExecuteStatement": json.dumps({"Items": [_ITEM]}).encode(),
+    "GetItem": json.dumps({"Item": _ITEM}).encode(),
+}
+
+
+def _headers(body: bytes) -> dict[str, str]:
+    return {
+        "content-type": "application/x-amz-json-1.0",
+        "x-amzn-requestid": "canned",
+        "x-amz-crc32": str(zlib.crc32(body) & 0xFFFFFFFF),
+    }
+
+
+def _operation(target: Any) -> str:
+    return (target.decode() if isinstance(target, bytes) else target).rpartition(".")[2]
+
+
+class _Raw:
+    """What botocore reads an HTTP body from."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def stream(self, **_: Any) -> Any:
+        yield self.body
+
+
+def canned(request: Any, **_: Any) -> AWSResponse:
+    """botocore's ``before-send`` hook: the answer DynamoDB would give, without a socket."""
+    body = _ANSWERS[_operation(request.headers["X-Amz-Target"])]
+    return AWSResponse(request.url, 200, _headers(body), _Raw(body))
+
+
+class _Answer:
+    """What the HTTP transport reads of a urllib3 response."""
+
+    def __init__(self, body: bytes) -> None:
+        self.status, self.headers, self.data = 200, HTTPHeaderDict(_headers(body)), body
+
+
+class CannedPool:
+    """Stands in for the HTTP transport's urllib3 pool: the answer DynamoDB would give."""
+
+    def urlopen(self, method: str, url: str, body: bytes, headers: dict[str, str], **_: Any) -> _Answer:
+        return _Answer(_ANSWERS[_operation(headers["X-Amz-Target"])])
+
+    def close(self) -> None:
+        pass
+
+
+@contextmanager
+def contenders(reads: int) -> Iterator[dict[str, Callable[[], None]]]:
+    """Each contender's ``reads`` point reads, by name, all answered from canned responses."""
+    raw = boto3.client("dynamodb", endpoint_url=ENDPOINT, region_name=common.REGION, **LOCAL_CREDENTIALS)
+    raw.meta.events.register("before-send.dynamodb", canned)
+    key = f"{LOCAL_CREDENTIALS['aws_access_key_id']}:{quote(LOCAL_CREDENTIALS['aws_secret_access_key'])}"
+    url = f"{common.DIALECT}://{key}@canned.invalid:9?region_name={common.REGION}"
+    engines = {"": create_engine(url), BOTOCORE: create_engine(f"{url}&transport=botocore")}
+    table = f"bench_request_path_{uuid.uuid4().hex[:6]}"  # never created: nothing is sent
+    model = orm_model(table)
+    columns = model.__table__.c
+    keys = [("P", f"{i:06}") for i in range(reads)]
+    statement = f'SELECT "pk", "sk", "n", "name", "flag" FROM "{table}" WHERE "pk" = ? AND "sk" = ?'
+    works: dict[str, Callable[[], None]] = {
+        "boto3 get_item": lambda: [
+            raw.get_item(TableName=table, Key={"pk": {"S": pk}, "sk": {"S": sk}}) for pk, sk in keys
+        ],
+        "boto3 execute_statement": lambda: [
+            raw.execute_statement(Statement=statement, Parameters=[{"S": pk}, {"S": sk}]) for pk, sk in keys
+        ],
+    }
+    opened = []
+    for suffix, engine in engines.items():
+        connection, session = engine.connect(), Session(engine)
+        opened += [connection, session]
+        transport = connection.connection.dbapi_connection.transport
+        if suffix:
+            transport.client.meta.events.register("before-send.dynamodb", canned)
+        else:
+            transport.route.pool = CannedPool()
+
+        def core_one(connection: Any = connection) -> None:
+            for pk, sk in keys:
+                connection.execute(select(model.__table__).where(columns.pk == pk, columns.sk == sk)).one()
+
+        def session_get(session: Session = session) -> None:
+            for key in keys:
+                session.get(model, key)
+                session.expunge_all()  # a real read each time, not the identity map
+
+        works[f"sa_dynamo Core select().one(){suffix}"] = core_one
+        works[f"sa_dynamo session.get{suffix}"] = session_get
+    try:
+        yield works
+    finally:
+        for each in opened:
+            each.close()
+        for engine in engines.values():
+            engine.dispose()
+
+
+def run(env: Env, reads: int = 1000) -> None:
+    """Each contender's least CPU over the repetitions (after one run to warm the caches)."""
+    with contenders(reads) as works:
+        for contender, work in works.items():
+            cpu = least_cpu(work, max(env.repetitions, 3))
+            env.results.append(Result(NAME, contender, cpu, note=f"{cpu / reads * 1e6:.0f} us CPU per read"))

@@ -1,0 +1,119 @@
+"""The transports behave alike where it shows: what they retry and how often, the x-amz-crc32
+check, the errors DynamoDB's refusals become, the botocore options they honour and refuse, and
+how a connection chooses one. Requests pass the fault proxy, which counts what it receives."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from support.faultproxy import FaultProxy
+
+from sa_dynamo import dbapi
+from sa_dynamo.dbapi.transport import TRANSPORTS
+from sa_dynamo.dbapi.transport.botocore import BotocoreTransport
+from sa_dynamo.dbapi.transport.http import HTTPTransport
+
+from .support import Table
+
+pytestmark = pytest.mark.parametrize("transport", TRANSPORTS)
+
+
+def through(proxy: FaultProxy, transport: str, **options: Any) -> dbapi.Connection:
+    return dbapi.connect(endpoint_url=proxy.endpoint_url, transport=transport, autocommit=True, **options)
+
+
+def attempts(total: int, mode: str = "legacy") -> dict[str, Any]:
+    return {"client_config": {"retries": {"mode": mode, "total_max_attempts": total}}}
+
+
+def test_throttled_requests_are_sent_again_as_botocore_does(proxy: FaultProxy, transport: str) -> None:
+    """botocore's default (legacy) rules for DynamoDB: up to 10 attempts, 50 ms, 100 ms, ... apart."""
+    proxy.script("ListTables", "throttle", "throttle", "throttle")
+    assert "TableNames" in through(proxy, transport).transport.send("ListTables", {"Limit": 1})
+    assert proxy.counts.requests["ListTables"] == 4
+
+
+def test_attempts_run_out_with_dynamodb_s_error(proxy: FaultProxy, transport: str) -> None:
+    proxy.script("ListTables", "throttle", "throttle", "throttle")
+    connection = through(proxy, transport, **attempts(3))
+    with pytest.raises(dbapi.OperationalError, match=r"^ThrottlingException: Rate of requests") as raised:
+        connection.transport.send("ListTables", {"Limit": 1})
+    assert proxy.counts.requests["ListTables"] == 3
+    response = raised.value.response
+    assert response["Error"] == {
+        "Code": "ThrottlingException",
+        "Message": "Rate of requests exceeds the allowed throughput.",
+    }
+    assert response["ResponseMetadata"]["HTTPStatusCode"] == 400
+    assert re.fullmatch(r"[0-9a-f]{32}", response["ResponseMetadata"]["RequestId"])  # the proxy's uuid4().hex
+    assert response["ResponseMetadata"]["RetryAttempts"] == 2
+
+
+@pytest.mark.parametrize("mode", ["legacy", "standard"])
+def test_an_answer_that_fails_its_checksum_is_asked_for_again(
+    proxy: FaultProxy, table: Table, transport: str, mode: str
+) -> None:
+    connection = through(proxy, transport, **attempts(3, mode))
+    cursor = connection.cursor()
+    table.insert(cursor, {"pk": "a", "sk": "1", "v": "x"})
+    proxy.script("ExecuteStatement", "bad_checksum")
+    assert table.item(cursor, "a", "1") == {"pk": "a", "sk": "1", "v": "x"}
+    assert proxy.counts.faults["bad_checksum", "ExecuteStatement"] == 1
+    assert proxy.counts.requests["ExecuteStatement"] == 3  # the INSERT, the read twice
+
+
+def test_an_answer_that_never_passes_its_checksum_is_an_error(
+    proxy: FaultProxy, table: Table, transport: str
+) -> None:
+    cursor = through(proxy, transport, **attempts(2)).cursor()
+    proxy.script("ExecuteStatement", "bad_checksum", "bad_checksum")
+    with pytest.raises(dbapi.OperationalError, match="crc32"):
+        cursor.execute(f'SELECT * FROM {table.ref} WHERE "pk" = ? AND "sk" = ?', ["a", "1"])
+    assert proxy.counts.requests["ExecuteStatement"] == 2
+
+
+def test_a_cancelled_transaction_carries_its_reasons(endpoint_url: str, table: Table, transport: str) -> None:
+    connection = dbapi.connect(endpoint_url=endpoint_url, transport=transport)
+    cursor = connection.cursor()
+    table.insert(cursor, {"pk": "a", "sk": "1"})
+    connection.commit()
+    table.insert(cursor, {"pk": "b", "sk": "1"})
+    table.insert(cursor, {"pk": "a", "sk": "1"})
+    with pytest.raises(dbapi.IntegrityError) as raised:
+        connection.commit()
+    assert raised.value.code == "TransactionCanceledException"
+    first, second = raised.value.response["CancellationReasons"]  # botocore's modeled error fields
+    assert first == {"Code": "None"}
+    assert "duplicate primary key" in second["Message"].lower()
+    assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+
+
+def test_a_connection_chooses_its_transport(
+    endpoint_url: str, monkeypatch: pytest.MonkeyPatch, transport: str
+) -> None:
+    kinds = {"http": HTTPTransport, "botocore": BotocoreTransport}
+    other = next(name for name in TRANSPORTS if name != transport)
+    monkeypatch.setenv("SA_DYNAMO_TRANSPORT", transport)
+    assert type(dbapi.connect(endpoint_url=endpoint_url).transport) is kinds[transport]
+    assert type(dbapi.connect(endpoint_url=endpoint_url, transport=other).transport) is kinds[other]
+    monkeypatch.setenv("SA_DYNAMO_TRANSPORT", "urllib3")
+    with pytest.raises(
+        dbapi.InterfaceError, match="SA_DYNAMO_TRANSPORT must be one of http, botocore, not 'urllib3'"
+    ):
+        dbapi.connect(endpoint_url=endpoint_url)
+
+
+@pytest.mark.parametrize(("option", "value"), [("tcp_keepalive", True), ("retries", {"mode": "adaptive"})])
+def test_what_only_botocore_honours_is_refused_by_the_http_transport(
+    proxy: FaultProxy, transport: str, option: str, value: Any
+) -> None:
+    """Refused at connect, with the advice to use botocore's client, not silently ignored."""
+    options = {"client_config": {option: value}}
+    if transport == "botocore":
+        through(proxy, transport, **options).transport.send("ListTables", {"Limit": 1})
+        return
+    with pytest.raises(dbapi.NotSupportedError, match=r"transport.botocore"):
+        through(proxy, transport, **options)
+    assert proxy.received == []
