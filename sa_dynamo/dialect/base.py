@@ -66,7 +66,7 @@ class DynamoDBDialect(default.DefaultDialect):
     supports_native_enum = False
     supports_native_uuid = False
     supports_sane_rowcount = True
-    supports_sane_multi_rowcount = False
+    supports_sane_multi_rowcount = True  # executemany sums exact rowcounts, in batches too
     supports_multivalues_insert = False
     supports_empty_insert = False
     supports_default_values = False
