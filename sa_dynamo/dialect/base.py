@@ -29,7 +29,7 @@ from .ddl import DynamoDBDDLCompiler
 from .execution import SCAN_POLICIES, DynamoDBExecutionContext
 from .options import EXPLAIN, index_from_execution_options
 from .types import colspecs
-from .url import connect_args
+from .url import connect_args, no_sqlite_arguments
 from .write_rules import table_rules
 
 log = logging.getLogger("sa_dynamo")
@@ -181,6 +181,10 @@ class DynamoDBDialect(default.DefaultDialect):
 
     def create_connect_args(self, url: Any) -> tuple[list, dict[str, Any]]:
         return connect_args(url)
+
+    def connect(self, *cargs: Any, **cparams: Any) -> Any:
+        no_sqlite_arguments(cparams)
+        return super().connect(*cargs, **cparams)
 
     # -- execution -------------------------------------------------------------------------
 
