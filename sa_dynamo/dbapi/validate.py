@@ -272,7 +272,7 @@ def _check_required(write: Write, rules: TableRules, hidden: bool) -> None:
     value (an INSERT leaving it out, an UPDATE setting it to None, which REMOVEs it). The
     planner relies on it too: an index whose sort key is such a column holds every item."""
     if write.kind in ("INSERT", "PUT"):
-        left = [name for name in rules.required if "NULL" in write.values.get(name, {"NULL": True})]
+        left = [name for name in rules.required if name not in write.values or "NULL" in write.values[name]]
         what = "this INSERT gives it no value (None or left out)"
     elif write.kind == "UPDATE":
         left = [
