@@ -187,6 +187,20 @@ def test_core_update_to_none_fails_at_the_statement_and_the_transaction_goes_on(
     assert (1, "Deadpool", 1, 30, None) in stored(seeded[0])["heroes"]
 
 
+@pytest.mark.parametrize("isolation", ["SERIALIZABLE", "AUTOCOMMIT"])
+def test_update_by_any_where_to_none(seeded, isolation):
+    """An UPDATE by a WHERE that is not the key reads the keys, then writes each item by key:
+    each of those writes is refused, and none is sent."""
+
+    def step(engine):
+        statement = update(HERO).where(HERO.c.team_id == 1).values(age=None)
+        with engine.connect().execution_options(isolation_level=isolation, dynamodb_scan="allow") as conn:
+            conn.execute(statement)
+            conn.commit()
+
+    assert "column 'age'" in on_both(seeded, step)
+
+
 def test_executemany_with_one_bad_row_in_a_transaction(seeded):
     rows = [{"id": 10 + i, "name": f"h{i}", "team_id": 3, "age": 20 + i} for i in range(5)]
     rows[3]["age"] = None
