@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import TYPE_CHECKING, Any
 
-from .errors import DataError, ProgrammingError, shown
+from .errors import DataError, IntegrityError, ProgrammingError, shown
 from .limits import (
     EXPONENTS,
     MAX_DIGITS,
@@ -78,6 +78,9 @@ class TableRules:
     key: tuple[str, ...]  # the table's key attributes, HASH first
     key_attributes: tuple[KeyAttribute, ...] = ()
     attributes: Mapping[str, AttributeRule] = field(default_factory=dict)
+    # NOT NULL attributes beyond the key (nullable=False), each with the table its foreign key
+    # refers to (None: not a foreign key), for the advice of a refusal
+    required: Mapping[str, str | None] = field(default_factory=dict)
 
 
 def rules_from_description(described: dict[str, Any]) -> TableRules:
@@ -229,6 +232,7 @@ def check_write(write: Write, rules: TableRules, hidden: bool = False) -> None:
         rule = rules.attributes.get(name)
         if rule is not None:
             _check_rule(write, name, value, rule, hidden)
+    _check_required(write, rules, hidden)
     given = {**dict(write.key), **write.values}
     for key in rules.key_attributes:
         if key.name in given:
@@ -261,6 +265,37 @@ def _check_names(write: Write, names: list[str]) -> None:
         raise DataError(
             f"an empty attribute name in a write to table {write.table!r}: DynamoDB refuses empty names"
         )
+
+
+def _check_required(write: Write, rules: TableRules, hidden: bool) -> None:
+    """NOT NULL as SQL enforces it: a write may not leave a nullable=False column without a
+    value (an INSERT leaving it out, an UPDATE setting it to None, which REMOVEs it). The
+    planner relies on it too: an index whose sort key is such a column holds every item."""
+    if write.kind in ("INSERT", "PUT"):
+        left = [name for name in rules.required if name not in write.values or "NULL" in write.values[name]]
+        what = "this INSERT gives it no value (None or left out)"
+    elif write.kind == "UPDATE":
+        left = [
+            name for name in rules.required if name in write.removes or "NULL" in write.values.get(name, {})
+        ]
+        what = "this UPDATE sets it to None (which removes the attribute)"
+    else:
+        return
+    if not left:
+        return
+    name, parent = left[0], rules.required[left[0]]
+    advice = "give it a value (or a default=), or declare the column nullable=True (Mapped[... | None])"
+    if parent is not None and write.kind == "UPDATE":
+        advice = (
+            f"it refers to table {parent!r}, and the ORM sets it to None when its parent is deleted or "
+            "the row is taken out of the parent's relationship: delete such rows with their parent "
+            "(relationship(..., cascade='all, delete-orphan')) or give them another parent first; "
+            "or declare the column nullable=True"
+        )
+    raise IntegrityError(
+        f"NOT NULL constraint failed: column {name!r} of table {write.table!r} is nullable=False, and "
+        f"{what} for the item {write.key_text(hidden)}: {advice}"
+    )
 
 
 def _check_rule(write: Write, name: str, value: dict[str, Any], rule: AttributeRule, hidden: bool) -> None:

@@ -21,6 +21,7 @@ from .. import dbapi as dynamo_dbapi
 from .. import sql_text, sqlalchemy_private
 from ..dbapi import control_plane
 from ..dbapi.transport import Transport
+from ..dbapi.validate import TableRules
 from . import item_sample, sending
 from .client_side.steps import computed
 from .compiler import DynamoDBCompiler, DynamoDBIdentifierPreparer
@@ -28,7 +29,8 @@ from .ddl import DynamoDBDDLCompiler
 from .execution import SCAN_POLICIES, DynamoDBExecutionContext
 from .options import EXPLAIN, index_from_execution_options
 from .types import colspecs
-from .url import connect_args
+from .url import connect_args, no_sqlite_arguments
+from .write_rules import table_rules
 
 log = logging.getLogger("sa_dynamo")
 
@@ -127,6 +129,9 @@ class DynamoDBDialect(default.DefaultDialect):
         # The columns of the tables this engine created or wrote through a declared Table, in
         # their declared order: the order of SELECT *'s columns, as in SQL (items keep none).
         self.declared_columns: dict[str, tuple[str, ...]] = {}
+        # The write rules of those Tables, for SQL text's writes (its Tables are reflected, and
+        # DynamoDB keeps no NOT NULL or column types); None when Tables of one name disagree.
+        self.declared_rules: dict[str, TableRules | None] = {}
 
     def star_order(self, table: Table) -> tuple[str, ...]:
         """The columns ``SELECT *`` of ``table`` gives first, in order: its declared ones when the
@@ -135,6 +140,10 @@ class DynamoDBDialect(default.DefaultDialect):
 
     def declared(self, table: Table) -> None:
         self.declared_columns[table.name] = tuple(c.name for c in table.columns)
+        rules = table_rules(table)
+        self.declared_rules[table.name] = (
+            rules if self.declared_rules.get(table.name, rules) == rules else None
+        )
 
     def translate_text(
         self, connection: Any, sql: str, binds: Any = None, result_types: Any = None
@@ -180,7 +189,9 @@ class DynamoDBDialect(default.DefaultDialect):
 
     def connect(self, *cargs: Any, **cparams: Any) -> Any:
         """The driver's connection, its HTTP pool sized like the engine's pool (a
-        ``max_pool_connections`` in the user's ``client_config`` wins)."""
+        ``max_pool_connections`` in the user's ``client_config`` wins); SQLite's own connect
+        arguments are refused by name."""
+        no_sqlite_arguments(cparams)
         if self.pool_capacity is not None:
             cparams["client_config"] = {
                 "max_pool_connections": self.pool_capacity,

@@ -208,8 +208,8 @@ class DynamoDBDDLCompiler(compiler.DDLCompiler):
 
     def visit_create_table(self, create, **kw):
         table = create.element
-        self.dialect.declared(table)
         request = create_table_request(table)
+        self.dialect.declared(table)  # once the request says the Table is one DynamoDB can hold
         ttl = ttl_attribute(table)
         if ttl is None:
             return self._call("create_table", request, ("CreateTable", request))

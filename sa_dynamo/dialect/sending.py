@@ -46,8 +46,9 @@ def executemany(cursor: Any, statement: str, parameters: Any, context: Any) -> N
 
 def _tell_table(cursor: Any, context: Any) -> None:
     """Give the driver the rules of the table an INSERT/UPDATE/DELETE writes. SQL text writes to
-    a reflected table whose columns carry no types: the driver reads the key types from
-    DynamoDB instead (DescribeTable, once per connection)."""
+    a reflected table whose columns carry no types: it is checked against the Table this engine
+    created or wrote through under that name, else the driver reads the key types from
+    DynamoDB (DescribeTable, once per connection)."""
     compiled = getattr(context, "compiled", None)
     statement = getattr(compiled, "statement", None)
     if not getattr(statement, "is_dml", False) or getattr(statement, "table", None) is None:
@@ -58,6 +59,8 @@ def _tell_table(cursor: Any, context: Any) -> None:
     if all(key.type is not None for key in rules.key_attributes):  # a declared Table
         context.dialect.declared(statement.table)
         cursor.connection.tables.set_rules(rules)
+    elif (declared := context.dialect.declared_rules.get(rules.table)) is not None:
+        cursor.connection.tables.set_rules(declared)
     else:
         cursor.connection.tables.rules(rules.table, key_types=True)
 

@@ -109,6 +109,21 @@ def _with_client_config(query: dict[str, Any]) -> dict[str, Any]:
     return query
 
 
+# sqlite3.connect()'s own keywords, which tutorials written for SQLite pass in connect_args.
+SQLITE_ARGUMENTS = ("check_same_thread", "detect_types", "cached_statements", "uri", "factory")
+
+
+def no_sqlite_arguments(cparams: dict[str, Any]) -> None:
+    """Refuse a SQLite-only connect argument by name (the driver would fail with a TypeError
+    from deep inside boto3, naming none of it)."""
+    for name in SQLITE_ARGUMENTS:
+        if name in cparams:
+            raise ArgumentError(
+                f"{name} is SQLite's; drop it from connect_args (a DynamoDB engine takes none of "
+                "sqlite3.connect()'s arguments and needs no such setting for threads)"
+            )
+
+
 def connect_args(url: Any) -> tuple[list, dict[str, Any]]:
     """``create_connect_args`` of ``dynamodb://``: the boto3 client's settings from the URL."""
     query = dict(url.query)

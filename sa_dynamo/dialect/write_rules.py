@@ -2,9 +2,10 @@
 
 The driver knows DynamoDB's own limits; the Table adds what only the model says: the attribute
 types of the table's and its indexes' keys (an empty string or a wrong type in an index key is
-refused like one in the table's key) and the values each column takes (a String column refuses
+refused like one in the table's key), the values each column takes (a String column refuses
 a number, a JSON column a set, and ``Numeric(p, s)`` rounds and bounds as PostgreSQL's
-``numeric(p, s)`` does). Checking in the driver, on the values sent, covers every write path
+``numeric(p, s)`` does) and the columns a write may not leave without a value (NOT NULL,
+``nullable=False``). Checking in the driver, on the values sent, covers every write path
 (transactions, chunked commits, AUTOCOMMIT batches, upserts, SQL text) and names the column.
 """
 
@@ -86,7 +87,13 @@ def table_rules(table: Table) -> TableRules:
         rule = attribute_rule(column.type)
         if rule is not None:
             attributes[column.name] = rule
-    rules = TableRules(table.name, tuple(c.name for c in key_schema(table).columns), keys, attributes)
+    key = tuple(c.name for c in key_schema(table).columns)
+    required = {
+        column.name: next((fk.target_fullname.rpartition(".")[0] for fk in column.foreign_keys), None)
+        for column in table.columns
+        if not column.nullable and column.name not in key
+    }
+    rules = TableRules(table.name, key, keys, attributes, required)
     _cache[table] = (shape, rules)
     return rules
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from sqlalchemy import create_engine
+from sqlalchemy.exc import ArgumentError
 
 from sa_dynamo.dialect.local import DynamoDBLocalDialect
 
@@ -51,3 +52,14 @@ def test_local_url_starts_nothing_until_the_first_connect(monkeypatch):
     engine = create_engine("dynamodb+local://?data_dir=/tmp/x")
     assert engine.dialect.create_connect_args(engine.url) == ([], {"local_data_dir": "/tmp/x"})
     assert started == []
+
+
+@pytest.mark.parametrize("url", ["dynamodb+local://", "dynamodb://127.0.0.1:1"])
+@pytest.mark.parametrize("argument", [{"check_same_thread": False}, {"detect_types": 1}])
+def test_sqlite_connect_args_are_refused_by_name(dynamodb_local, url, argument):
+    """SQLite tutorials pass check_same_thread; the driver would fail in boto3 with a TypeError
+    that names no connect_args. Refused before any request (port 1 serves nothing)."""
+    ((name, _),) = argument.items()
+    engine = create_engine(url, connect_args=argument)
+    with pytest.raises(ArgumentError, match=rf"^{name} is SQLite's; drop it from connect_args \("):
+        engine.connect()
