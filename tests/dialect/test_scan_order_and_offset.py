@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Column, Engine, Integer, MetaData, String, Table, create_engine, select, text, tuple_
 from sqlalchemy.exc import ArgumentError, CompileError, OperationalError
-from support.operations import operations_sent
+from support.sent import requests_sent
 
 import sa_dynamo
 
@@ -109,13 +109,13 @@ def test_skipped_rows_are_read_and_counted(databases):
         .execution_options(dynamodb_page_size=5, dynamodb_client_sort=20)
     )
     with databases[0].connect() as conn:
-        with operations_sent(conn) as sent:
+        with requests_sent(conn) as sent:
             rows = conn.execute(statement.offset(12)).all()
         assert [r.sk for r in rows] == ["037", "040"]
         assert [operation for operation, _ in sent] == ["ExecuteStatement"] * 3
-        with operations_sent(conn) as plain:
+        with requests_sent(conn) as plain:
             conn.execute(statement).all()
-        with operations_sent(conn) as free:
+        with requests_sent(conn) as free:
             conn.execute(statement.offset(0).execution_options(dynamodb_client_sort=None)).all()
         assert free == plain and len(free) == 1
 
@@ -129,7 +129,7 @@ def test_offset_needs_the_cap_unless_the_keys_bound_the_read(databases):
     too_far = r"OFFSET 30 reads and skips more rows than dynamodb_client_sort=29"
     with (
         databases[0].connect() as conn,
-        operations_sent(conn) as sent,
+        requests_sent(conn) as sent,
         pytest.raises(OperationalError, match=too_far),
     ):
         conn.execute(query.offset(30).execution_options(dynamodb_client_sort=29))

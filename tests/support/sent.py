@@ -12,7 +12,9 @@ from sa_dynamo.dbapi.transport import wire
 
 
 def transport_of(connection: Any) -> Any:
-    """The transport of a DBAPI connection (or the transport itself)."""
+    """The transport of a SQLAlchemy or DBAPI connection (or the transport itself)."""
+    pooled = getattr(connection, "connection", None)
+    connection = getattr(pooled, "dbapi_connection", connection)
     return getattr(connection, "transport", connection)
 
 
