@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 from sqlalchemy import (
     JSON,
@@ -23,7 +25,7 @@ from sqlalchemy import (
     tuple_,
     union,
 )
-from sqlalchemy.exc import ArgumentError, CompileError
+from sqlalchemy.exc import ArgumentError, CompileError, SADeprecationWarning
 
 from sa_dynamo import StringSet, use_index
 from sa_dynamo.dialect.base import DynamoDBDialect
@@ -614,12 +616,42 @@ def test_partition_key_lists_are_capped_at_fifty():
         # DynamoDB's begins_with answers a set with a ValidationException; contains() tests a member
         (flags.c.tags.startswith("a"), "startswith() on the set attribute tags"),
         (flags.c.tags.like("a%"), "on the set attribute tags"),
+        # DynamoDB orders no documents either (a ValidationException after sending)
+        (flags.c.doc > {"a": 1}, "an ordering of the JSON document attribute doc: DynamoDB orders no"),
+        (~flags.c.doc.between([1], [2]), "an ordering of the JSON document attribute doc"),
+        # DynamoDB's functions of a type they do not take: FALSE there (size(b) <> 1 TRUE), no
+        # such test in SQL (the surface differential's new-function-on-wrong-type)
+        (func.size(flags.c.b) != 1, "size() of the boolean attribute b: DynamoDB's size measures"),
+        (func.size(flags.c.n) == 1, "size() of the integer attribute n"),
+        (func.begins_with(flags.c.n, "1"), "begins_with() of the integer attribute n"),
+        (func.begins_with(flags.c.tags, "x"), "begins_with() of the set attribute tags"),
+        (func.begins_with(flags.c.doc, "x"), "begins_with() of the JSON document attribute doc"),
+        (func.contains(flags.c.b, "x"), "contains() of the boolean attribute b"),
         # SQLite reads a bare string as a number; DynamoDB refuses a non-boolean condition
         (flags.c.s, "the string attribute s as a condition: only a Boolean attribute"),
         (~flags.c.n, "the integer attribute n as a condition"),
     ],
 )
 def test_condition_refusals(condition, message):
+    with pytest.raises(CompileError, match="DynamoDB PartiQL cannot express") as raised:
+        partiql(select(flags.c.pk).where(condition))
+    assert message in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: flags.c.doc.contains("x"), "contains() on the JSON document attribute doc"),
+        (lambda: flags.c.doc.startswith("x"), "startswith() on the JSON document attribute doc"),
+        (lambda: ~flags.c.doc.like("x%"), "NOT LIKE on the JSON document attribute doc"),
+    ],
+)
+def test_string_tests_of_a_whole_document_are_refused(build, message):
+    """SQLAlchemy 2.0 offers them (2.1 deprecates them): SQL tests the document's JSON text,
+    DynamoDB's begins_with and contains its value, so they cannot agree."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SADeprecationWarning)
+        condition = build()
     with pytest.raises(CompileError, match="DynamoDB PartiQL cannot express") as raised:
         partiql(select(flags.c.pk).where(condition))
     assert message in str(raised.value)
@@ -712,6 +744,21 @@ def test_not_in_beside_order_by_becomes_a_chain_at_execution():
     assert not_in_as_chain(expanded) == (
         'SELECT "pk" FROM "items" WHERE "pk" = ? AND ((("n" <> ? AND "n" <> ?) AND attribute_exists("n") AND "n" <> NULL)) '
         'ORDER BY "sk"'
+    )
+
+
+def test_not_in_of_a_json_path_beside_order_by_becomes_a_chain_too():
+    """DynamoDB Local answers NOT "doc"['a'] IN [...] beside ORDER BY with InternalFailure."""
+    from sa_dynamo.dialect.compiler import not_in_as_chain
+
+    path = items.c.doc[("a", 0, "it's")].as_integer()
+    statement = select(items.c.pk).where(items.c.pk == "A", path.not_in([1, 2])).order_by(items.c.sk)
+    compiled = statement.compile(dialect=dialect)
+    expanded = compiled.construct_expanded_state({"pk_1": "A", "param_1": [1, 2]}).statement
+    attribute = "\"doc\"['a'][0]['it''s']"
+    assert not_in_as_chain(expanded) == (
+        f'SELECT "pk" FROM "items" WHERE "pk" = ? AND ((({attribute} <> ? AND {attribute} <> ?) '
+        f'AND attribute_exists({attribute}) AND {attribute} <> NULL)) ORDER BY "sk"'
     )
 
 

@@ -13,12 +13,15 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    bindparam,
     create_engine,
     func,
     not_,
     or_,
     select,
+    update,
 )
+from sqlalchemy.exc import CompileError, StatementError
 
 import sa_dynamo
 
@@ -212,3 +215,26 @@ def test_a_stored_null_is_unknown_to_negated_tests(table, raw):
     finally:
         for sk in range(1, 5):
             raw.delete_item(TableName=t.name, Key={"pk": {"S": "N"}, "sk": {"N": str(sk)}})
+
+
+def test_a_json_path_in_an_executemany_is_refused_before_sending(table):
+    """A path's steps are written into the text per execution (DynamoDB takes no parameter in a
+    path): an executemany is refused with advice, nothing written; one row at a time runs."""
+    engine, t = table
+    statement = (
+        update(t)
+        .where(t.c.pk == bindparam("p"), t.c.sk == bindparam("k"), t.c.doc[("a", "b")].as_integer() == 1)
+        .values(s=bindparam("v"))
+    )
+    rows = [{"p": "A", "k": 1, "v": "changed"}, {"p": "A", "k": 2, "v": "changed"}]
+    with engine.connect() as conn:
+        with pytest.raises(StatementError, match="cannot express a JSON path in an executemany") as raised:
+            conn.execute(statement, rows)
+        assert isinstance(raised.value.orig, CompileError)
+        assert conn.execute(select(t.c.s).where(t.c.pk == "A", t.c.sk.in_([1, 2]))).scalars().all() == [
+            "ab",
+            "abc",
+        ]
+        assert [conn.execute(statement, row).rowcount for row in rows] == [1, 0]
+        conn.execute(update(t).where(t.c.pk == "A", t.c.sk == 1).values(s="ab"))
+        conn.commit()
