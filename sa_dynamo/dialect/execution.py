@@ -157,8 +157,9 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             self._pre_exec_ddl(compiled)
             return
         template = compiled.record.template
-        if template is not None and expanded_parameters(self):
-            template = template.finalized(self.statement)  # its WHERE with the IN lists expanded
+        if template is not None and (expanded_parameters(self) or compiled.literal_execute_params):
+            # its WHERE with the IN lists expanded and the JSON paths' steps written in
+            template = template.finalized(self.statement)
         self._apply_template(template)
         if compiled.record.not_in_chain:
             self.statement = not_in_as_chain(self.statement)
@@ -207,7 +208,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         values = self.compiled_parameters[0] if self.compiled_parameters else {}
         for name, escape in compiled.record.like_patterns.items():
             pattern = values.get(name)
-            if isinstance(pattern, str) and like_prefix(pattern, escape) is None:
+            if isinstance(pattern, (str, bytes)) and like_prefix(pattern, escape) is None:
                 refuse(
                     f"LIKE {shown(pattern, self.dialect.hide_parameters)}",
                     "DynamoDB matches a prefix only; write LIKE 'prefix%' (one % at the end), use "

@@ -11,6 +11,7 @@ from sqlalchemy import (
     Column,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -579,6 +580,22 @@ def test_like_with_a_prefix_pattern_is_begins_with(statement, text, sent):
     assert [processors[n](values[n]) if n in processors else values[n] for n in compiled.positiontup] == sent
 
 
+def test_like_of_bytes_is_begins_with_of_the_prefix_bytes():
+    """SQLAlchemy 2.0 offers LIKE on a LargeBinary (2.1 deprecates it): b'p%' is the prefix b'p',
+    as startswith(b'p') is, byte by byte; the pattern itself was sent as the prefix before."""
+    blobs = Table("blobs", MetaData(), Column("pk", String, primary_key=True), Column("data", LargeBinary))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SADeprecationWarning)
+        condition = blobs.c.data.like(b"a\xff%")
+    compiled = select(blobs.c.pk).where(blobs.c.pk == "A", condition).compile(dialect=dialect)
+    assert str(compiled) == 'SELECT "pk" FROM "blobs" WHERE "pk" = ? AND (begins_with("data", ?))'
+    values, processors = compiled.construct_params(), compiled._bind_processors
+    sent = [processors[n](values[n]) if n in processors else values[n] for n in compiled.positiontup]
+    assert sent == ["A", b"a\xff"]
+    assert like_prefix(b"a!%%", "!") == b"a%"
+    assert like_prefix(b"ab", None) is None  # refused at execution, as a str pattern is
+
+
 @pytest.mark.parametrize("pattern", ["%a", "a_b%", "a%b", "abc", "", "a%%"])
 def test_like_patterns_other_than_a_prefix_have_no_prefix(pattern):
     assert like_prefix(pattern, None) is None
@@ -794,6 +811,28 @@ def test_null_tests_of_the_keys_of_an_index_read_fold_to_constants():
     assert partiql(table_read) == (
         'SELECT "pk" FROM "indexed" WHERE "pk" = ? AND ((attribute_exists("gsi1sk") AND "gsi1sk" <> NULL))'
     )
+
+
+def test_presence_tests_of_the_keys_of_what_is_read_fold_to_constants():
+    """attribute_exists() of a key attribute of the table or index read is TRUE for every item
+    read (DynamoDB Local fails it with InternalFailure); attribute_type() of one is refused
+    (DynamoDB answers "Condition parameter type does not match schema type")."""
+    chosen = select(indexed.c.pk).where(indexed.c.gsi1pk == "S").options(use_index("gsi1"))
+    index_read = chosen.where(
+        func.attribute_exists(indexed.c.gsi1sk), ~func.attribute_not_exists(indexed.c.n)
+    )
+    assert partiql(index_read) == (
+        'SELECT "pk" FROM "indexed"."gsi1" WHERE "gsi1pk" = ? AND (attribute_exists("n"))'
+    )
+    never = chosen.where(func.attribute_not_exists(indexed.c.gsi1pk)).compile(dialect=dialect)
+    assert str(never) == 'SELECT "pk" FROM "indexed"."gsi1" WHERE "gsi1pk" = ?'
+    assert never.record.always_empty
+    either = chosen.where(or_(func.attribute_not_exists(indexed.c.gsi1sk), indexed.c.n == 1))
+    assert partiql(either) == 'SELECT "pk" FROM "indexed"."gsi1" WHERE "gsi1pk" = ? AND ("n" = ?)'
+    table_read = select(items.c.pk).where(items.c.pk == "A", func.attribute_exists(items.c.sk))
+    assert partiql(table_read) == 'SELECT "pk" FROM "items" WHERE "pk" = ?'
+    with pytest.raises(CompileError, match="attribute_type\\(\\) of gsi1sk, a key attribute of what is read"):
+        partiql(chosen.where(func.attribute_type(indexed.c.gsi1sk, "S")))
 
 
 def test_a_full_key_list_compiles_to_a_single_item_select_per_key():

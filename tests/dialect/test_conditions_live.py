@@ -15,6 +15,7 @@ from sqlalchemy import (
     Table,
     bindparam,
     create_engine,
+    event,
     func,
     not_,
     or_,
@@ -238,3 +239,38 @@ def test_a_json_path_in_an_executemany_is_refused_before_sending(table):
         assert [conn.execute(statement, row).rowcount for row in rows] == [1, 0]
         conn.execute(update(t).where(t.c.pk == "A", t.c.sk == 1).values(s="ab"))
         conn.commit()
+
+
+def test_an_update_that_removes_writes_its_json_path_into_the_statement(table):
+    """None REMOVEs an attribute, so the UPDATE is re-rendered per execution; the JSON path's
+    steps in its WHERE must be written in (the placeholder itself was sent: outside a
+    transaction DynamoDB ran it, inside one it refused the commit)."""
+    engine, t = table
+    sent: list[str] = []
+
+    def record(conn, cursor, statement, *args) -> None:
+        sent.append(statement)
+
+    event.listen(engine, "before_cursor_execute", record)
+    path = t.c.doc[("a", "b")].as_integer()
+
+    def remove_s(conn, sk: int, b: int) -> int:
+        return conn.execute(update(t).where(t.c.pk == "A", t.c.sk == sk, path == b).values(s=None)).rowcount
+
+    try:
+        with engine.connect() as conn:
+            assert [remove_s(conn, 1, 1), remove_s(conn, 2, 1)] == [1, 0]
+            conn.commit()
+        assert sent[-1] == (
+            'UPDATE "conditions_live" REMOVE "s" WHERE "pk" = ? AND "sk" = ? AND ("doc"[\'a\'][\'b\'] = ?)'
+        )
+        with engine.begin() as conn:
+            assert remove_s(conn, 3, 3) == 1
+        with engine.connect() as conn:
+            stored = conn.execute(select(t.c.sk, t.c.s).where(t.c.pk == "A", t.c.sk.in_([1, 2, 3])))
+            assert sorted(stored) == [(1, None), (2, "abc"), (3, None)]
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+        with engine.begin() as conn:
+            for sk, value in ((1, "ab"), (3, "x")):
+                conn.execute(update(t).where(t.c.pk == "A", t.c.sk == sk).values(s=value))

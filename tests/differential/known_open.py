@@ -34,8 +34,6 @@ KNOWN_OPEN: frozenset[str] = frozenset(
         "new-index-key-exists",  # attribute_exists()/attribute_not_exists() of an index's key, on it
         "new-string-test-on-document",  # startswith()/LIKE/contains() on a JSON column (SQLAlchemy 2.0)
         "new-binary-like",  # LIKE with a bytes pattern on a LargeBinary column (SQLAlchemy 2.0)
-        "new-json-path-in-write",  # a JSON path in the WHERE of an UPDATE that only REMOVEs, sent malformed
-        "new-json-path-not-in-ordered",  # NOT IN on a JSON path beside ORDER BY: InternalFailure
     }
 )
 
