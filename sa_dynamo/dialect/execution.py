@@ -208,7 +208,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         values = self.compiled_parameters[0] if self.compiled_parameters else {}
         for name, escape in compiled.record.like_patterns.items():
             pattern = values.get(name)
-            if isinstance(pattern, (str, bytes)) and like_prefix(pattern, escape) is None:
+            if isinstance(pattern, str) and like_prefix(pattern, escape) is None:
                 refuse(
                     f"LIKE {shown(pattern, self.dialect.hide_parameters)}",
                     "DynamoDB matches a prefix only; write LIKE 'prefix%' (one % at the end), use "

@@ -580,20 +580,17 @@ def test_like_with_a_prefix_pattern_is_begins_with(statement, text, sent):
     assert [processors[n](values[n]) if n in processors else values[n] for n in compiled.positiontup] == sent
 
 
-def test_like_of_bytes_is_begins_with_of_the_prefix_bytes():
-    """SQLAlchemy 2.0 offers LIKE on a LargeBinary (2.1 deprecates it): b'p%' is the prefix b'p',
-    as startswith(b'p') is, byte by byte; the pattern itself was sent as the prefix before."""
+@pytest.mark.parametrize("negated", [False, True])
+def test_like_on_a_binary_attribute_is_refused(negated):
+    """SQLAlchemy 2.0 offers LIKE on a LargeBinary (2.1 deprecates it). SQLite's LIKE never
+    matches a binary value (x'6162' LIKE x'6125' is 0), DynamoDB's begins_with tests bytes: the
+    pattern was sent as the prefix before, and NOT LIKE returned rows SQLite does not."""
     blobs = Table("blobs", MetaData(), Column("pk", String, primary_key=True), Column("data", LargeBinary))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SADeprecationWarning)
-        condition = blobs.c.data.like(b"a\xff%")
-    compiled = select(blobs.c.pk).where(blobs.c.pk == "A", condition).compile(dialect=dialect)
-    assert str(compiled) == 'SELECT "pk" FROM "blobs" WHERE "pk" = ? AND (begins_with("data", ?))'
-    values, processors = compiled.construct_params(), compiled._bind_processors
-    sent = [processors[n](values[n]) if n in processors else values[n] for n in compiled.positiontup]
-    assert sent == ["A", b"a\xff"]
-    assert like_prefix(b"a!%%", "!") == b"a%"
-    assert like_prefix(b"ab", None) is None  # refused at execution, as a str pattern is
+        condition = blobs.c.data.not_like(b"a%") if negated else blobs.c.data.like(b"a%")
+    with pytest.raises(CompileError, match="LIKE on the binary attribute data: SQL's LIKE matches no byte"):
+        partiql(select(blobs.c.pk).where(blobs.c.pk == "A", condition))
 
 
 @pytest.mark.parametrize("pattern", ["%a", "a_b%", "a%b", "abc", "", "a%%"])
@@ -813,9 +810,9 @@ def test_null_tests_of_the_keys_of_an_index_read_fold_to_constants():
     )
 
 
-def test_presence_tests_of_the_keys_of_what_is_read_fold_to_constants():
-    """attribute_exists() of a key attribute of the table or index read is TRUE for every item
-    read (DynamoDB Local fails it with InternalFailure); attribute_type() of one is refused
+def test_presence_tests_of_the_keys_of_an_index_read_fold_to_constants():
+    """Reading an index, attribute_exists() of one of its keys is TRUE for every item read
+    (DynamoDB Local fails it with InternalFailure); attribute_type() of one is refused
     (DynamoDB answers "Condition parameter type does not match schema type")."""
     chosen = select(indexed.c.pk).where(indexed.c.gsi1pk == "S").options(use_index("gsi1"))
     index_read = chosen.where(
@@ -829,9 +826,16 @@ def test_presence_tests_of_the_keys_of_what_is_read_fold_to_constants():
     assert never.record.always_empty
     either = chosen.where(or_(func.attribute_not_exists(indexed.c.gsi1sk), indexed.c.n == 1))
     assert partiql(either) == 'SELECT "pk" FROM "indexed"."gsi1" WHERE "gsi1pk" = ? AND ("n" = ?)'
-    table_read = select(items.c.pk).where(items.c.pk == "A", func.attribute_exists(items.c.sk))
-    assert partiql(table_read) == 'SELECT "pk" FROM "items" WHERE "pk" = ?'
-    with pytest.raises(CompileError, match="attribute_type\\(\\) of gsi1sk, a key attribute of what is read"):
+    # on the table they stay: attribute_exists() of the key makes a write conditional
+    conditional = items.delete().where(
+        items.c.pk == "A", items.c.sk == "b", func.attribute_exists(items.c.pk)
+    )
+    assert partiql(conditional) == (
+        'DELETE FROM "items" WHERE "pk" = ? AND "sk" = ? AND (attribute_exists("pk")) RETURNING ALL OLD *'
+    )
+    with pytest.raises(
+        CompileError, match="attribute_type\\(\\) of gsi1sk, a key attribute of the index read"
+    ):
         partiql(chosen.where(func.attribute_type(indexed.c.gsi1sk, "S")))
 
 

@@ -29,11 +29,6 @@ KNOWN_OPEN: frozenset[str] = frozenset(
         # it earlier makes SQLAlchemy's per-state flush UPDATE then DELETE the item (it vanishes,
         # on SQLite too with these models): worse than the error.
         "new-replace-in-one-flush",
-        "new-index-desc-projection",  # ORDER BY DESC on an index whose key the SELECT leaves out
-        "new-index-key-null-parameter",  # the index's key compared with a parameter that is None
-        "new-index-key-exists",  # attribute_exists()/attribute_not_exists() of an index's key, on it
-        "new-string-test-on-document",  # startswith()/LIKE/contains() on a JSON column (SQLAlchemy 2.0)
-        "new-binary-like",  # LIKE with a bytes pattern on a LargeBinary column (SQLAlchemy 2.0)
     }
 )
 

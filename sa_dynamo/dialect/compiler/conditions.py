@@ -35,6 +35,7 @@ _TAKES = {
     "contains": "tests strings, binaries, sets and lists",
     "begins_with": "tests strings and binaries",
 }
+_LIKES = {operators.like_op, operators.not_like_op}
 # A document path is no test of its own: it reads into a map or list (expressions.py).
 _PATHS = {operators.json_getitem_op, operators.json_path_getitem_op}
 
@@ -164,6 +165,12 @@ class ConditionCompiler(ExpressionCompiler):
             # SQL's string tests of a whole document test its JSON text; DynamoDB's functions its parts
             function = "contains" if op in CONTAINMENT else "begins_with"
             self._refuse_operand(f"{words(op)} on", function, left, (*_NOT_TAKEN[function], sqltypes.JSON))
+        if op in _LIKES and has_affinity(left.type, sqltypes.LargeBinary):
+            self._refuse(
+                f"{words(op)} on the binary attribute {getattr(left, 'name', '')}".rstrip(),
+                "SQL's LIKE matches no byte prefix (SQLite's never matches a binary value); test a "
+                "prefix with func.begins_with(column, prefix)",
+            )
 
     def _refuse_operand(self, what: str, function: str, operand: Any, refused: tuple[type, ...]) -> None:
         """Refuse DynamoDB's ``function`` (or the SQL test it renders) of an attribute of a type

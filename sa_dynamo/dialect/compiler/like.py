@@ -26,13 +26,9 @@ class LikeEscaped(TypeDecorator):
         return value if value is None else self.escaped.sub(r"\1", value)
 
 
-def like_prefix(pattern: Any, escape: str | None) -> Any:
+def like_prefix(pattern: str, escape: str | None) -> str | None:
     """The literal prefix a LIKE pattern tests for (``'abc%'``: ``abc``), or None when the pattern
-    is anything else: DynamoDB's begins_with is the only pattern match it has. A bytes pattern
-    (of a binary attribute) is read byte by byte."""
-    if isinstance(pattern, bytes):
-        prefix_text = like_prefix(pattern.decode("latin-1"), escape)
-        return None if prefix_text is None else prefix_text.encode("latin-1")
+    is anything else: DynamoDB's begins_with is the only pattern match it has."""
     prefix: list[str] = []
     characters = iter(enumerate(pattern))
     for position, character in characters:
@@ -61,4 +57,4 @@ class LikePrefix(TypeDecorator):
         self.escape = escape
 
     def process_bind_param(self, value: Any, dialect: Any) -> Any:
-        return like_prefix(value, self.escape) if isinstance(value, (str, bytes)) else value
+        return like_prefix(value, self.escape) if isinstance(value, str) else value
