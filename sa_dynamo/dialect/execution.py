@@ -107,6 +107,13 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             parameters = translated.parameters(parameters, defaults)
             extracted_parameters = None
             kw.pop("param_dict", None)  # the text's own parameters, already in ``parameters``
+        if compiled.literal_execute_params and len(parameters) > 1:
+            # A JSON path's steps are written into the text per execution (DynamoDB takes no
+            # parameter inside a path), which SQLAlchemy cannot do for an executemany.
+            refuse(
+                "a JSON path in an executemany",
+                "execute the statement once for each row, or leave the path's test out of it",
+            )
         return super()._init_compiled(
             dialect,
             connection,
@@ -150,8 +157,9 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             self._pre_exec_ddl(compiled)
             return
         template = compiled.record.template
-        if template is not None and expanded_parameters(self):
-            template = template.finalized(self.statement)  # its WHERE with the IN lists expanded
+        if template is not None and (expanded_parameters(self) or compiled.literal_execute_params):
+            # its WHERE with the IN lists expanded and the JSON paths' steps written in
+            template = template.finalized(self.statement)
         self._apply_template(template)
         if compiled.record.not_in_chain:
             self.statement = not_in_as_chain(self.statement)

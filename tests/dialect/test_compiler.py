@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 from sqlalchemy import (
     JSON,
@@ -9,6 +11,7 @@ from sqlalchemy import (
     Column,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -23,7 +26,7 @@ from sqlalchemy import (
     tuple_,
     union,
 )
-from sqlalchemy.exc import ArgumentError, CompileError
+from sqlalchemy.exc import ArgumentError, CompileError, SADeprecationWarning
 
 from sa_dynamo import StringSet, use_index
 from sa_dynamo.dialect.base import DynamoDBDialect
@@ -577,6 +580,19 @@ def test_like_with_a_prefix_pattern_is_begins_with(statement, text, sent):
     assert [processors[n](values[n]) if n in processors else values[n] for n in compiled.positiontup] == sent
 
 
+@pytest.mark.parametrize("negated", [False, True])
+def test_like_on_a_binary_attribute_is_refused(negated):
+    """SQLAlchemy 2.0 offers LIKE on a LargeBinary (2.1 deprecates it). SQLite's LIKE never
+    matches a binary value (x'6162' LIKE x'6125' is 0), DynamoDB's begins_with tests bytes: the
+    pattern was sent as the prefix before, and NOT LIKE returned rows SQLite does not."""
+    blobs = Table("blobs", MetaData(), Column("pk", String, primary_key=True), Column("data", LargeBinary))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SADeprecationWarning)
+        condition = blobs.c.data.not_like(b"a%") if negated else blobs.c.data.like(b"a%")
+    with pytest.raises(CompileError, match="LIKE on the binary attribute data: SQL's LIKE matches no byte"):
+        partiql(select(blobs.c.pk).where(blobs.c.pk == "A", condition))
+
+
 @pytest.mark.parametrize("pattern", ["%a", "a_b%", "a%b", "abc", "", "a%%"])
 def test_like_patterns_other_than_a_prefix_have_no_prefix(pattern):
     assert like_prefix(pattern, None) is None
@@ -614,12 +630,42 @@ def test_partition_key_lists_are_capped_at_fifty():
         # DynamoDB's begins_with answers a set with a ValidationException; contains() tests a member
         (flags.c.tags.startswith("a"), "startswith() on the set attribute tags"),
         (flags.c.tags.like("a%"), "on the set attribute tags"),
+        # DynamoDB orders no documents either (a ValidationException after sending)
+        (flags.c.doc > {"a": 1}, "an ordering of the JSON document attribute doc: DynamoDB orders no"),
+        (~flags.c.doc.between([1], [2]), "an ordering of the JSON document attribute doc"),
+        # DynamoDB's functions of a type they do not take: FALSE there (size(b) <> 1 TRUE), no
+        # such test in SQL (the surface differential's new-function-on-wrong-type)
+        (func.size(flags.c.b) != 1, "size() of the boolean attribute b: DynamoDB's size measures"),
+        (func.size(flags.c.n) == 1, "size() of the integer attribute n"),
+        (func.begins_with(flags.c.n, "1"), "begins_with() of the integer attribute n"),
+        (func.begins_with(flags.c.tags, "x"), "begins_with() of the set attribute tags"),
+        (func.begins_with(flags.c.doc, "x"), "begins_with() of the JSON document attribute doc"),
+        (func.contains(flags.c.b, "x"), "contains() of the boolean attribute b"),
         # SQLite reads a bare string as a number; DynamoDB refuses a non-boolean condition
         (flags.c.s, "the string attribute s as a condition: only a Boolean attribute"),
         (~flags.c.n, "the integer attribute n as a condition"),
     ],
 )
 def test_condition_refusals(condition, message):
+    with pytest.raises(CompileError, match="DynamoDB PartiQL cannot express") as raised:
+        partiql(select(flags.c.pk).where(condition))
+    assert message in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: flags.c.doc.contains("x"), "contains() on the JSON document attribute doc"),
+        (lambda: flags.c.doc.startswith("x"), "startswith() on the JSON document attribute doc"),
+        (lambda: ~flags.c.doc.like("x%"), "NOT LIKE on the JSON document attribute doc"),
+    ],
+)
+def test_string_tests_of_a_whole_document_are_refused(build, message):
+    """SQLAlchemy 2.0 offers them (2.1 deprecates them): SQL tests the document's JSON text,
+    DynamoDB's begins_with and contains its value, so they cannot agree."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SADeprecationWarning)
+        condition = build()
     with pytest.raises(CompileError, match="DynamoDB PartiQL cannot express") as raised:
         partiql(select(flags.c.pk).where(condition))
     assert message in str(raised.value)
@@ -715,6 +761,21 @@ def test_not_in_beside_order_by_becomes_a_chain_at_execution():
     )
 
 
+def test_not_in_of_a_json_path_beside_order_by_becomes_a_chain_too():
+    """DynamoDB Local answers NOT "doc"['a'] IN [...] beside ORDER BY with InternalFailure."""
+    from sa_dynamo.dialect.compiler import not_in_as_chain
+
+    path = items.c.doc[("a", 0, "it's")].as_integer()
+    statement = select(items.c.pk).where(items.c.pk == "A", path.not_in([1, 2])).order_by(items.c.sk)
+    compiled = statement.compile(dialect=dialect)
+    expanded = compiled.construct_expanded_state({"pk_1": "A", "param_1": [1, 2]}).statement
+    attribute = "\"doc\"['a'][0]['it''s']"
+    assert not_in_as_chain(expanded) == (
+        f'SELECT "pk" FROM "items" WHERE "pk" = ? AND ((({attribute} <> ? AND {attribute} <> ?) '
+        f'AND attribute_exists({attribute}) AND {attribute} <> NULL)) ORDER BY "sk"'
+    )
+
+
 @pytest.mark.parametrize(
     "condition",
     [~items.c.name.startswith("a"), ~items.c.name.contains("a")],
@@ -747,6 +808,35 @@ def test_null_tests_of_the_keys_of_an_index_read_fold_to_constants():
     assert partiql(table_read) == (
         'SELECT "pk" FROM "indexed" WHERE "pk" = ? AND ((attribute_exists("gsi1sk") AND "gsi1sk" <> NULL))'
     )
+
+
+def test_presence_tests_of_the_keys_of_an_index_read_fold_to_constants():
+    """Reading an index, attribute_exists() of one of its keys is TRUE for every item read
+    (DynamoDB Local fails it with InternalFailure); attribute_type() of one is refused
+    (DynamoDB answers "Condition parameter type does not match schema type")."""
+    chosen = select(indexed.c.pk).where(indexed.c.gsi1pk == "S").options(use_index("gsi1"))
+    index_read = chosen.where(
+        func.attribute_exists(indexed.c.gsi1sk), ~func.attribute_not_exists(indexed.c.n)
+    )
+    assert partiql(index_read) == (
+        'SELECT "pk" FROM "indexed"."gsi1" WHERE "gsi1pk" = ? AND (attribute_exists("n"))'
+    )
+    never = chosen.where(func.attribute_not_exists(indexed.c.gsi1pk)).compile(dialect=dialect)
+    assert str(never) == 'SELECT "pk" FROM "indexed"."gsi1" WHERE "gsi1pk" = ?'
+    assert never.record.always_empty
+    either = chosen.where(or_(func.attribute_not_exists(indexed.c.gsi1sk), indexed.c.n == 1))
+    assert partiql(either) == 'SELECT "pk" FROM "indexed"."gsi1" WHERE "gsi1pk" = ? AND ("n" = ?)'
+    # on the table they stay: attribute_exists() of the key makes a write conditional
+    conditional = items.delete().where(
+        items.c.pk == "A", items.c.sk == "b", func.attribute_exists(items.c.pk)
+    )
+    assert partiql(conditional) == (
+        'DELETE FROM "items" WHERE "pk" = ? AND "sk" = ? AND (attribute_exists("pk")) RETURNING ALL OLD *'
+    )
+    with pytest.raises(
+        CompileError, match="attribute_type\\(\\) of gsi1sk, a key attribute of the index read"
+    ):
+        partiql(chosen.where(func.attribute_type(indexed.c.gsi1sk, "S")))
 
 
 def test_a_full_key_list_compiles_to_a_single_item_select_per_key():

@@ -13,12 +13,16 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    bindparam,
     create_engine,
+    event,
     func,
     not_,
     or_,
     select,
+    update,
 )
+from sqlalchemy.exc import CompileError, StatementError
 
 import sa_dynamo
 
@@ -212,3 +216,61 @@ def test_a_stored_null_is_unknown_to_negated_tests(table, raw):
     finally:
         for sk in range(1, 5):
             raw.delete_item(TableName=t.name, Key={"pk": {"S": "N"}, "sk": {"N": str(sk)}})
+
+
+def test_a_json_path_in_an_executemany_is_refused_before_sending(table):
+    """A path's steps are written into the text per execution (DynamoDB takes no parameter in a
+    path): an executemany is refused with advice, nothing written; one row at a time runs."""
+    engine, t = table
+    statement = (
+        update(t)
+        .where(t.c.pk == bindparam("p"), t.c.sk == bindparam("k"), t.c.doc[("a", "b")].as_integer() == 1)
+        .values(s=bindparam("v"))
+    )
+    rows = [{"p": "A", "k": 1, "v": "changed"}, {"p": "A", "k": 2, "v": "changed"}]
+    with engine.connect() as conn:
+        with pytest.raises(StatementError, match="cannot express a JSON path in an executemany") as raised:
+            conn.execute(statement, rows)
+        assert isinstance(raised.value.orig, CompileError)
+        assert conn.execute(select(t.c.s).where(t.c.pk == "A", t.c.sk.in_([1, 2]))).scalars().all() == [
+            "ab",
+            "abc",
+        ]
+        assert [conn.execute(statement, row).rowcount for row in rows] == [1, 0]
+        conn.execute(update(t).where(t.c.pk == "A", t.c.sk == 1).values(s="ab"))
+        conn.commit()
+
+
+def test_an_update_that_removes_writes_its_json_path_into_the_statement(table):
+    """None REMOVEs an attribute, so the UPDATE is re-rendered per execution; the JSON path's
+    steps in its WHERE must be written in (the placeholder itself was sent: outside a
+    transaction DynamoDB ran it, inside one it refused the commit)."""
+    engine, t = table
+    sent: list[str] = []
+
+    def record(conn, cursor, statement, *args) -> None:
+        sent.append(statement)
+
+    event.listen(engine, "before_cursor_execute", record)
+    path = t.c.doc[("a", "b")].as_integer()
+
+    def remove_s(conn, sk: int, b: int) -> int:
+        return conn.execute(update(t).where(t.c.pk == "A", t.c.sk == sk, path == b).values(s=None)).rowcount
+
+    try:
+        with engine.connect() as conn:
+            assert [remove_s(conn, 1, 1), remove_s(conn, 2, 1)] == [1, 0]
+            conn.commit()
+        assert sent[-1] == (
+            'UPDATE "conditions_live" REMOVE "s" WHERE "pk" = ? AND "sk" = ? AND ("doc"[\'a\'][\'b\'] = ?)'
+        )
+        with engine.begin() as conn:
+            assert remove_s(conn, 3, 3) == 1
+        with engine.connect() as conn:
+            stored = conn.execute(select(t.c.sk, t.c.s).where(t.c.pk == "A", t.c.sk.in_([1, 2, 3])))
+            assert sorted(stored) == [(1, None), (2, "abc"), (3, None)]
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+        with engine.begin() as conn:
+            for sk, value in ((1, "ab"), (3, "x")):
+                conn.execute(update(t).where(t.c.pk == "A", t.c.sk == sk).values(s=value))

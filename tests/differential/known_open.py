@@ -29,17 +29,6 @@ KNOWN_OPEN: frozenset[str] = frozenset(
         # it earlier makes SQLAlchemy's per-state flush UPDATE then DELETE the item (it vanishes,
         # on SQLite too with these models): worse than the error.
         "new-replace-in-one-flush",
-        "new-index-desc-projection",  # ORDER BY DESC on an index whose key the SELECT leaves out
-        "new-index-key-null-parameter",  # the index's key compared with a parameter that is None
-        "new-index-key-exists",  # attribute_exists()/attribute_not_exists() of an index's key, on it
-        "new-ne-null-parameter",  # x != a parameter that is None (NOT (x = NULL)): rows where SQL has none
-        "new-string-test-on-document",  # startswith()/LIKE/contains() on a JSON column (SQLAlchemy 2.0)
-        "new-binary-like",  # LIKE with a bytes pattern on a LargeBinary column (SQLAlchemy 2.0)
-        "new-document-ordering",  # <, BETWEEN of a JSON document or a set, sent and rejected
-        "new-function-on-wrong-type",  # size()/begins_with()/contains() of a type they do not take
-        "new-document-compare-on-the-client",  # ==, IN of a JSON document or a set, tested in Python
-        "new-json-path-in-write",  # a JSON path in the WHERE of an UPDATE that only REMOVEs, sent malformed
-        "new-json-path-not-in-ordered",  # NOT IN on a JSON path beside ORDER BY: InternalFailure
     }
 )
 

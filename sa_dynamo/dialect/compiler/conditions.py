@@ -21,8 +21,28 @@ from .normal_form import attribute_first, condition, equals, has_affinity, is_bo
 
 # contains() tests a member of a set or list too; the other string tests take strings only.
 CONTAINMENT = {operators.contains_op, operators.not_contains_op}
+# The attribute types DynamoDB's functions do not take: there DynamoDB's test is FALSE (and
+# size(x) <> ? TRUE) or a ValidationException after sending, where SQL has no such test.
+_NUMBERS_AND_BOOLEANS = (sqltypes.Integer, sqltypes.Numeric, sqltypes.Float, sqltypes.Boolean)
+_SETS = (StringSet, NumberSet, BinarySet)
+_NOT_TAKEN = {
+    "size": _NUMBERS_AND_BOOLEANS,
+    "contains": _NUMBERS_AND_BOOLEANS,
+    "begins_with": (*_NUMBERS_AND_BOOLEANS, *_SETS, sqltypes.JSON),
+}
+_TAKES = {
+    "size": "measures strings, binaries, sets, lists and maps",
+    "contains": "tests strings, binaries, sets and lists",
+    "begins_with": "tests strings and binaries",
+}
+_LIKES = {operators.like_op, operators.not_like_op}
 # A document path is no test of its own: it reads into a map or list (expressions.py).
 _PATHS = {operators.json_getitem_op, operators.json_path_getitem_op}
+
+
+def _is_document(clause: Any) -> bool:
+    """A whole JSON attribute (not a path into one)."""
+    return isinstance(clause, elements.ColumnClause) and has_affinity(clause.type, sqltypes.JSON)
 
 
 def compared_parameters(binary: Any, right: Any = None) -> list[Any]:
@@ -133,26 +153,51 @@ class ConditionCompiler(ExpressionCompiler):
                 f"an ordering of the boolean attribute {getattr(left, 'name', '')}".rstrip(),
                 "DynamoDB orders no booleans; compare with == True or == False",
             )
-        if op in ORDERINGS and has_affinity(left.type, (StringSet, NumberSet, BinarySet)):
+        if op in ORDERINGS and (has_affinity(left.type, _SETS) or _is_document(left)):
+            kind = "set" if has_affinity(left.type, _SETS) else "JSON document"
             self._refuse(
-                f"an ordering of the set attribute {getattr(left, 'name', '')}".rstrip(),
-                "DynamoDB orders no sets (it answers with a ValidationException); compare whole sets "
-                "with == or !=, or test a member with contains()",
+                f"an ordering of the {kind} attribute {getattr(left, 'name', '')}".rstrip(),
+                f"DynamoDB orders no {kind}s (it answers with a ValidationException); compare whole "
+                f"{kind}s with == or !=, or test "
+                + ("a member with contains()" if kind == "set" else "a value inside it by its path"),
             )
-        if op in STRING_TESTS - CONTAINMENT and has_affinity(left.type, (StringSet, NumberSet, BinarySet)):
+        if op in STRING_TESTS:
+            # SQL's string tests of a whole document test its JSON text; DynamoDB's functions its parts
+            function = "contains" if op in CONTAINMENT else "begins_with"
+            self._refuse_operand(f"{words(op)} on", function, left, (*_NOT_TAKEN[function], sqltypes.JSON))
+        if op in _LIKES and has_affinity(left.type, sqltypes.LargeBinary):
             self._refuse(
-                f"{words(op)} on the set attribute {getattr(left, 'name', '')}".rstrip(),
-                "DynamoDB's begins_with tests strings (it answers a set with a ValidationException); test "
-                "a member with contains()",
+                f"{words(op)} on the binary attribute {getattr(left, 'name', '')}".rstrip(),
+                "SQL's LIKE matches no byte prefix (SQLite's never matches a binary value); test a "
+                "prefix with func.begins_with(column, prefix)",
             )
-        if op in STRING_TESTS and has_affinity(
-            left.type, (sqltypes.Integer, sqltypes.Numeric, sqltypes.Boolean)
-        ):
-            self._refuse(
-                f"{words(op)} on the {left.type.__visit_name__} attribute {getattr(left, 'name', '')}",
-                "DynamoDB's begins_with and contains test strings, sets and lists; compare numbers with "
-                "==, <, >= or between()",
-            )
+
+    def _refuse_operand(self, what: str, function: str, operand: Any, refused: tuple[type, ...]) -> None:
+        """Refuse DynamoDB's ``function`` (or the SQL test it renders) of an attribute of a type
+        it does not take (of a document, only a whole one: a path into it may hold any type)."""
+        if not has_affinity(operand.type, refused):
+            return
+        if has_affinity(operand.type, sqltypes.JSON) and not _is_document(operand):
+            return
+        if has_affinity(operand.type, _SETS):
+            kind, instead = "set", "test a member with contains()"
+        elif has_affinity(operand.type, sqltypes.JSON):
+            kind, instead = "JSON document", "test a value inside it by its path: column['key'] == value"
+        elif has_affinity(operand.type, sqltypes.Boolean):
+            kind, instead = "boolean", "compare it with == True or == False"
+        else:
+            kind, instead = operand.type.__visit_name__, "compare the number with ==, <, >= or between()"
+        self._refuse(
+            f"{what} the {kind} attribute {getattr(operand, 'name', '')}".rstrip(),
+            f"DynamoDB's {function} {_TAKES[function]}; {instead}",
+        )
+
+    def visit_function(self, func, **kw):
+        name = func.name.lower()
+        arguments = list(func.clauses)
+        if name in _NOT_TAKEN and arguments:  # a path into a document may hold any type
+            self._refuse_operand(f"{name}() of", name, arguments[0], _NOT_TAKEN[name])
+        return super().visit_function(func, **kw)
 
     def render_guarded_comparison(self, binary, **kw) -> str:
         left, right = self.process(binary.left, **kw), self.process(binary.right, **kw)

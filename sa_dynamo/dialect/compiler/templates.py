@@ -29,7 +29,9 @@ def operator_count(statement: str) -> int:
     )
 
 
-_NOT_IN = re.compile(r'NOT ("(?:[^"]|"")*") IN \[(\?(?:, \?)*)\]')
+# an attribute, or a path into one: "doc"['a'][0]
+_ATTRIBUTE = r'"(?:[^"]|"")*"(?:\[(?:\'(?:[^\']|\'\')*\'|\d+)\])*'
+_NOT_IN = re.compile(rf"NOT ({_ATTRIBUTE}) IN \[(\?(?:, \?)*)\]")
 
 
 def not_in_as_chain(statement: str) -> str:
