@@ -24,8 +24,8 @@ from ..compiler.expressions import refuse
 from ..compiler.normal_form import is_column, is_on, is_partition_or
 from ..compiler.predicate import predicate_of
 from ..key_schema import KeySchema
+from .caps import CLIENT_SORT
 
-CLIENT_SORT = "dynamodb_client_sort"
 _ATTRIBUTE = re.compile(r'"(?:[^"]|"")*"')
 
 
