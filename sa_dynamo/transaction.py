@@ -9,6 +9,7 @@ CockroachDB dialect's run_transaction.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -90,12 +91,13 @@ def _backoff(attempt: int, max_backoff: float) -> float:
 
 
 async def _once_async(transactor: Any, callback: Callable[[Any], Awaitable[T]]) -> T:
-    try:
-        from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
-    except ImportError:  # greenlet is missing
+    # SQLAlchemy 2.1 refuses to import its asyncio module without greenlet; 2.0 imports it and
+    # fails at the first await, so greenlet is looked for first.
+    if importlib.util.find_spec("greenlet") is None:
         raise ImportError(
             "run_async_transaction needs SQLAlchemy's asyncio support: pip install 'sa-dynamo[async]'"
-        ) from None
+        )
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
     if isinstance(transactor, async_sessionmaker):
         async with transactor() as session, session.begin():

@@ -224,10 +224,30 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                     "SQL's LIKE reads % and _ in the value as wildcards, DynamoDB matches them "
                     f"literally; pass autoescape=True to {method}() to match them literally",
                 )
-        self.matches_nothing = compiled.record.always_empty or self._compares_with_none(compiled)
+        self.matches_nothing = (
+            compiled.record.always_empty or self._compares_with_none(compiled) or self._key_retested(compiled)
+        )
         if compiled.record.key_between is not None:
             low, high = (values[name] for name in compiled.record.key_between)
             self.matches_nothing = self.matches_nothing or low > high
+
+    def _key_retested(self, compiled: Any) -> bool:
+        """Whether a write's further tests of its key attributes fail for the key it pins (then
+        no row matches); refused when they fail for some rows of an executemany only."""
+        if compiled.record.key_retests is None:
+            return False
+        predicate, pinned = compiled.record.key_retests
+        expanded = expanded_parameters(self)
+        failed = []
+        for parameters in self.compiled_parameters:
+            values = values_of(compiled, parameters, expanded)
+            failed.append(not predicate({name: values(bind) for name, bind in pinned.items()}, values))
+        if any(failed) and not all(failed):
+            refuse(
+                "an executemany whose rows' key tests hold for some rows only",
+                "send the rows whose key tests fail apart (they match nothing)",
+            )
+        return all(failed)
 
     def _compares_with_none(self, compiled: Any) -> bool:
         """Whether a term of the WHERE compares with None and so is never TRUE, as SQL says of

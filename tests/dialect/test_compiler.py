@@ -611,6 +611,12 @@ def test_partition_key_lists_are_capped_at_fifty():
         # DynamoDB answers an ordering of a set with a ValidationException, after sending
         (flags.c.tags < {"x"}, "an ordering of the set attribute tags: DynamoDB orders no sets"),
         (flags.c.tags.between({"a"}, {"b"}), "an ordering of the set attribute tags"),
+        # DynamoDB's begins_with answers a set with a ValidationException; contains() tests a member
+        (flags.c.tags.startswith("a"), "startswith() on the set attribute tags"),
+        (flags.c.tags.like("a%"), "on the set attribute tags"),
+        # SQLite reads a bare string as a number; DynamoDB refuses a non-boolean condition
+        (flags.c.s, "the string attribute s as a condition: only a Boolean attribute"),
+        (~flags.c.n, "the integer attribute n as a condition"),
     ],
 )
 def test_condition_refusals(condition, message):

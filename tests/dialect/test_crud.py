@@ -57,6 +57,29 @@ def test_update_and_delete_rowcounts_in_autocommit(engine, items):
         assert conn.scalars(select(items.c.sk).where(items.c.pk == "A")).all() == ["000"]
 
 
+@pytest.mark.parametrize("autocommit", [True, False])
+def test_a_write_that_tests_its_key_again_matches_as_sqlite_says(engine, items, sent, autocommit):
+    """DynamoDB refuses a second condition on a key attribute in a write; with the key pinned by
+    ==, the other tests of it are decided on the key's values, and the write runs or matches
+    nothing, as SQLite's would."""
+    with engine.begin() as conn:
+        conn.execute(items.insert(), rows(2))
+    key = (items.c.pk == "A", items.c.sk == "001")
+    options = {"isolation_level": "AUTOCOMMIT"} if autocommit else {}
+    with engine.connect().execution_options(**options) as conn:
+        held = conn.execute(items.update().where(*key, items.c.sk.startswith("00")).values(n=10))
+        failed = conn.execute(items.update().where(*key, items.c.pk != "A").values(n=20))
+        deleted = conn.execute(items.delete().where(*key, items.c.sk.in_(["000", "002"])))
+        twice = conn.execute(items.delete().where(*key, items.c.sk == "002"))
+        conn.commit()
+        assert (held.rowcount, failed.rowcount, deleted.rowcount, twice.rowcount) == (1, 0, 0, 0)
+        assert conn.execute(select(items.c.sk, items.c.n).where(items.c.pk == "A")).all() == [
+            ("000", 0),
+            ("001", 10),
+        ]
+    assert not [s for s in sent if s.startswith(("UPDATE", "DELETE")) and s.count('"sk"') > 1]
+
+
 def test_none_leaves_attributes_absent_and_echo_shows_the_statement_sent(engine, items, raw, sent, caplog):
     with caplog.at_level(logging.INFO, logger="sqlalchemy.engine"):
         with engine.begin() as conn:

@@ -141,3 +141,27 @@ def test_a_transaction_reads_the_bags_it_wrote(engine, Product):
         loaded = session.scalars(select(Product).where(Product.pk == "p9")).one()
         assert (loaded.name, loaded.extra) == ("nib", {"colour": "blue"})
         session.rollback()
+
+
+def test_rows_sorted_on_the_client_keep_their_bags(engine, Product):
+    """A SELECT * ordered on the client (a batch of full keys) sorts on the columns it read,
+    and every row keeps its own bag, in SQLite's order (NULL first ascending)."""
+    with Session(engine) as session, session.begin():
+        session.add_all(
+            [
+                Product(pk="s1", name="cap", total=2, extra={"size": "L"}),
+                Product(pk="s2", name="awl", total=None, extra={}),
+                Product(pk="s3", name=None, total=1, extra={"size": "S", "used": True}),
+            ]
+        )
+    keys = ["s1", "s2", "s3"]
+    with Session(engine) as session:
+        by_name = [
+            (p.pk, p.extra)
+            for p in session.scalars(select(Product).where(Product.pk.in_(keys)).order_by(Product.name))
+        ]
+        by_total = session.scalars(
+            select(Product.pk).where(Product.pk.in_(keys)).order_by(Product.total.desc())
+        ).all()
+    assert by_name == [("s3", {"size": "S", "used": True}), ("s2", {}), ("s1", {"size": "L"})]
+    assert by_total == ["s1", "s3", "s2"]

@@ -200,10 +200,18 @@ class ClientSideCompiler:
         ordered attributes it lacks appended, read but not returned."""
         opt_in = client_ordering(keys, table_read, terms, key_list, passed_over)
         order = []
+        star = self.record.star_columns  # SELECT * beside a bag: its rows have these columns
         for column, descending, nulls_first in orders:
             name = self.preparer.quote(column.name)
             position = projected_index(columns, name)
-            if position is None:
+            if columns == ["*"]:  # every attribute is read already: nothing may follow the *
+                if star is None or column.name not in star[0]:
+                    refuse(
+                        f"ORDER BY {column.name} on the client of a SELECT *",
+                        "select the columns to return, the ordered ones among them",
+                    )
+                position = star[0].index(column.name)
+            elif position is None:
                 columns, position = [*columns, name], len(columns)
                 self.record.hidden_columns += 1
             order.append((position, descending, nulls_first))

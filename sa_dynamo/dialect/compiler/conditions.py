@@ -19,6 +19,8 @@ from .expressions import ExpressionCompiler
 from .like import LIKE_METHODS, LikeEscaped, LikePrefix
 from .normal_form import attribute_first, condition, equals, has_affinity, is_boolean_attribute, negated
 
+# contains() tests a member of a set or list too; the other string tests take strings only.
+CONTAINMENT = {operators.contains_op, operators.not_contains_op}
 # A document path is no test of its own: it reads into a map or list (expressions.py).
 _PATHS = {operators.json_getitem_op, operators.json_path_getitem_op}
 
@@ -136,6 +138,12 @@ class ConditionCompiler(ExpressionCompiler):
                 f"an ordering of the set attribute {getattr(left, 'name', '')}".rstrip(),
                 "DynamoDB orders no sets (it answers with a ValidationException); compare whole sets "
                 "with == or !=, or test a member with contains()",
+            )
+        if op in STRING_TESTS - CONTAINMENT and has_affinity(left.type, (StringSet, NumberSet, BinarySet)):
+            self._refuse(
+                f"{words(op)} on the set attribute {getattr(left, 'name', '')}".rstrip(),
+                "DynamoDB's begins_with tests strings (it answers a set with a ValidationException); test "
+                "a member with contains()",
             )
         if op in STRING_TESTS and has_affinity(
             left.type, (sqltypes.Integer, sqltypes.Numeric, sqltypes.Boolean)

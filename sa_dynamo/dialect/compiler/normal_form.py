@@ -60,6 +60,12 @@ def condition(clause: Any, present: frozenset[str] = frozenset()) -> Any:
         return equals(clause.element, true() if clause.operator is operators.is_true else false())
     if is_boolean_attribute(clause):
         return equals(clause, true())
+    if isinstance(clause, elements.ColumnClause) and not clause.is_literal:
+        refuse(
+            f"the {clause.type.__visit_name__} attribute {clause.name} as a condition",
+            f"only a Boolean attribute is a condition by itself; compare {clause.name} with a value, or "
+            f"test it with {clause.name}.is_not(None)",
+        )
     return clause
 
 

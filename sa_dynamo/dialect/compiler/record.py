@@ -34,6 +34,9 @@ class Record:
     not_in_chain: bool = False  # NOT IN must become a chain of <> at execution
     finished_plan: tuple | None = None  # (plan, statement, finished plan), per execution text
     predicate: Any = None  # the WHERE as a Python test of an item (predicate.py)
+    # a write's further tests of its key attributes, decided on the key's values at execution:
+    # (their predicate, key attribute -> the bind parameter its == compares with)
+    key_retests: tuple[Any, dict[str, Any]] | None = None
     batch_get: Any = None  # full keys read as a batch (client_side/single_read.BatchGet)
     client_order: Any = None  # an ORDER BY the driver applies (client_side/single_read.ClientOrder)
     # a statement computed on the client over statements it sends (client_side/): run(context, cursor)

@@ -104,6 +104,18 @@ class WhereCompiler(ConditionCompiler):
         partitions_in = partition_or and range_term is not None
         self._key_term = hash_term
         rest = [t for t in terms if t is not hash_term and t is not range_term]
+        partial = hash_term is None or (keys.range_key is not None and range_term is None)
+        retests = [t for t in rest if full_key and any(is_on(t, c, None) for c in keys.columns)]
+        if retests and not partial:
+            # DynamoDB refuses a second test of a key attribute in a write ("Multiple conditions on
+            # same key"); with the key pinned by ==, the execution decides them on its values
+            rest = [t for t in rest if t not in retests]
+            for term in retests:  # compiled, not rendered: their parameters vary per execution
+                self.process(term, **kw)
+            pinned = {keys.hash_key.name: hash_term.right}
+            if range_term is not None:
+                pinned[keys.range_key.name] = range_term.right
+            self.record.key_retests = (predicate_of(retests), pinned)
         key_parts = [] if hash_term is None else [self._partition_condition(hash_term, partitions_in, **kw)]
         if hash_term is not None and hash_term.operator is operators.in_op:
             values = (
