@@ -36,9 +36,10 @@ class Read:
     step: Step
     names: tuple[str, ...]
 
-    def items(self, context: Any, row: int = 0, fresh: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        """The items it reads, as stored: an attribute absent (or NULL) is left out."""
-        result = run(context, self.step, row, [fresh] if fresh else None)
+    def items(self, context: Any, fresh: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """The items it reads, as stored: an attribute absent (or NULL) is left out; ``fresh``:
+        the values of the parameters the computation gives it (the keys to fetch)."""
+        result = run(context, self.step, 0, [fresh] if fresh else None)
         return [{n: v for n, v in zip(self.names, r, strict=True) if v is not None} for r in result]
 
 
@@ -48,10 +49,9 @@ class Fetch:
 
     ``by``: each key attribute of the side, with the (side, attribute) of the joined rows that
     gives its value. ``chunk``: keys per statement (0: all of them in one, a batch of key reads
-    that sends 25 a request). ``kind``: "inner", "left" (NULL-extended
-    where nothing matches), "semi" or "anti" (EXISTS, NOT EXISTS: the rows kept, or those kept
-    for matching nothing; the side adds no columns). ``match``: the ON condition over the row
-    with a candidate in its place, None when the key equality is all of it."""
+    that sends 25 a request). ``kind``: "inner" or "left" (NULL-extended where nothing
+    matches). ``match``: the ON condition over the row with a candidate in its place, None when
+    the key equality is all of it."""
 
     read: Read
     by: tuple[tuple[str, tuple[int, str]], ...]
@@ -59,7 +59,7 @@ class Fetch:
     kind: str
     match: Test | None
 
-    def join(self, context: Any, rows: list[Row], values: Values, row: int = 0) -> list[Row]:
+    def join(self, context: Any, rows: list[Row], values: Values) -> list[Row]:
         """The rows joined with this side's items."""
         wanted = {}
         for joined in rows:
@@ -72,7 +72,7 @@ class Fetch:
         for start in range(0, len(keys), size):
             chunk = keys[start : start + size]
             listed = chunk if len(self.by) > 1 else [key[0] for key in chunk]
-            for item in self.read.items(context, row, {KEYS: listed}):
+            for item in self.read.items(context, {KEYS: listed}):
                 fetched[_hashable(item.get(name) for name, _ in self.by)].append(item)
         return self._joined(rows, fetched, values)
 
@@ -92,10 +92,7 @@ class Fetch:
                 extended = [*joined[:side], candidate, *joined[side + 1 :]]
                 if self.match is None or self.match(extended, values):
                     matched.append(extended)
-            if self.kind in ("inner", "left"):
-                out += matched or ([joined] if self.kind == "left" else [])
-            elif bool(matched) == (self.kind == "semi"):
-                out.append(joined)
+            out += matched or ([joined] if self.kind == "left" else [])
         return out
 
 

@@ -16,6 +16,7 @@ from sqlalchemy.exc import CompileError
 
 from ...exc import cannot_express
 from ..compiler.predicate import Resolve, Test, predicate_of
+from ..key_schema import key_schema
 from .fetches import Fetch, Read, equalities_of, fetch_of, read_of
 from .sides import Reader, Side
 
@@ -52,7 +53,7 @@ class Planner:
     ):
         self.compiler, self.reader, self.needed, self.resolve = compiler, reader, needed, resolve
         sides = reader.sides
-        self.all_inner = all(s.join in ("from", "inner", "semi", "anti") for s in sides)
+        self.all_inner = all(s.join in ("from", "inner") for s in sides)
         self.own: dict[int, list[Any]] = defaultdict(list)  # terms of one side, sent in its statement
         self.pool: list[Any] = []  # terms across sides, tested as soon as their sides are joined
         self.after: list[Any] = []
@@ -74,6 +75,14 @@ class Planner:
                     self.pool.append(term)
                 else:
                     self.on[side.number].append(term)
+        # the attributes of the terms tested on the client are read too; a side read for no
+        # attribute projects its partition key
+        tested = [*self.pool, *self.after, *(term for terms in self.on.values() for term in terms)]
+        for side, name in reader.columns(tested):
+            if name not in needed[side.number]:
+                needed[side.number].append(name)
+        for side in sides:
+            needed[side.number] = needed[side.number] or [key_schema(side.table).hash_key.name]
 
     def plan(self) -> JoinPlan:
         sides = self.reader.sides

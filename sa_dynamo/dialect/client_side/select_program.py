@@ -119,11 +119,11 @@ def select_program(
     for bind in (b for c in clauses for b in visitors.iterate(c) if isinstance(b, elements.BindParameter)):
         if bind.key not in compiler.binds:  # its value, each execution's, is in the parameters
             compiler.process(bind)
+    reader.columns(clauses)  # every column of a table in the FROM, or refused
+    # what the client reads of each side (the terms it tests are added by the planner)
     needed: dict[int, list[str]] = defaultdict(list)
-    for side, name in reader.columns(clauses):
+    for side, name in reader.columns([*selected, *group_by, *having, *(e for e, _, _ in orders)]):
         needed[side.number].append(name)
-    for side in reader.sides:
-        needed[side.number] = needed[side.number] or [key_schema(side.table).hash_key.name]
     by_row = _row_resolver(reader)
     join = Planner(compiler, reader, needed, where, by_row).plan()
     aggregated = bool(group_by) or any(
@@ -264,7 +264,7 @@ def _key_columns(side: Any) -> list[Any]:
 
 def _described(program: SelectProgram, reader: Reader, grouped: bool, aggregated: bool) -> str:
     """What the client computes, for explain() and the log."""
-    kinds = {"inner": "JOIN", "left": "LEFT OUTER JOIN", "semi": "EXISTS", "anti": "NOT EXISTS"}
+    kinds = {"inner": "JOIN", "left": "LEFT OUTER JOIN"}
     parts = [f"{kinds[fetch.kind]} {reader.sides[fetch.read.side].name}" for fetch in program.fetches]
     if program.after is not None:
         parts.append("the WHERE across tables")

@@ -95,7 +95,7 @@ class Reader:
                         refuse(
                             f"the column {element.name} of no table in the FROM",
                             "name columns of the tables the statement joins (a correlated subquery "
-                            "other than EXISTS is not translated)",
+                            "is not translated)",
                         )
                     found.setdefault((side.number, element.name), (side, element.name))
         return list(found.values())
