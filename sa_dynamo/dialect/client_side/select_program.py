@@ -110,7 +110,7 @@ def select_program(
         refuse("DISTINCT ON", "select DISTINCT over the whole select list, or group by the columns")
     reader = Reader(sides_of(froms))
     selected = selected_elements(compile_state)
-    where = terms_of(where_criteria(select))
+    where = terms_of(_outer_keys_nullable(where_criteria(select), reader))
     group_by = [_named(label_reference(c), selected) for c in group_by_clauses(select)]
     having = terms_of(having_criteria(select))
     orders = [_order_entry(clause, selected) for clause in order_by_clauses(select)]
@@ -162,6 +162,21 @@ def select_program(
         client=_described(program, reader, bool(group_by), aggregated),
     )
     return program_text(steps), plan, program
+
+
+def _outer_keys_nullable(criteria: Any, reader: Reader) -> list[Any]:
+    """The WHERE with each key column of a LEFT OUTER JOIN's right side as a plain column: its
+    NULL is the join's (no item matched), so ``key IS NULL`` is a test of the joined row, not
+    the condition that matches no item it is of a table read alone (normal_form.condition)."""
+
+    def unpinned(element: Any) -> Any:
+        if isinstance(element, elements.ColumnClause) and getattr(element, "primary_key", False):
+            side = reader.side_of(element)
+            if side is not None and side.join == "left":
+                return elements.ColumnClause(element.name, element.type, _selectable=element.table)
+        return None
+
+    return [visitors.replacement_traverse(c, {}, unpinned) for c in criteria]
 
 
 def _named(entry: Any, selected: list[Any]) -> Any:
