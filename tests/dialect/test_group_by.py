@@ -26,7 +26,7 @@ from sqlalchemy import (
     select,
     tuple_,
 )
-from sqlalchemy.exc import CompileError
+from sqlalchemy.exc import CompileError, OperationalError
 from support.operations import operations_sent
 
 import sa_dynamo
@@ -203,7 +203,7 @@ def test_explain_shows_the_read_and_what_the_client_computes(databases):
 
 
 def test_one_partition_costs_its_query_and_echo_shows_each_statement(databases, sent):
-    statement = select(t.s, func.count()).where(t.pk == "P0").group_by(t.s)
+    statement = select(t.s, func.count()).where(t.pk == "P0").group_by(t.s).order_by(t.s)
     with databases[0].connect() as conn, operations_sent(conn) as requests:
         conn.execute(statement).all()
     assert [operation for operation, _ in requests] == ["ExecuteStatement"]
@@ -244,3 +244,10 @@ def test_what_is_not_computed_is_refused_with_advice(databases, statement, messa
     with pytest.raises(CompileError, match="DynamoDB PartiQL cannot express") as raised:
         _rows(databases[0], statement.execution_options(**SCAN))
     assert message in str(raised.value)
+
+
+def test_the_cap_on_rows_held_raises_rather_than_cuts(databases):
+    statement = select(t.s, func.count()).where(t.pk == "P0").group_by(t.s).order_by(t.s)
+    with pytest.raises(OperationalError, match="more than dynamodb_client_sort=19 allows"):
+        _rows(databases[0], statement.execution_options(dynamodb_client_sort=19))
+    assert sum(n for _, n in _same(databases, statement.execution_options(dynamodb_client_sort=20))) == 20
