@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine, ForeignKey, String, create_engine, func, select
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, aliased, mapped_column, relationship
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, aliased, joinedload, mapped_column, relationship
 
 RUN = uuid.uuid4().hex[:8]
 
@@ -146,3 +146,31 @@ STATEMENTS = {
 @pytest.mark.parametrize("statement", list(STATEMENTS.values()), ids=list(STATEMENTS))
 def test_orm_joins_like_sqlite(engines, statement):
     assert len(_same(engines, statement)) > 1
+
+
+def test_joinedload_loads_each_relationship_like_sqlite(engines):
+    """joinedload() is a LEFT OUTER JOIN to an alias of the related table: computed the same way."""
+    users = select(User).options(joinedload(User.addresses)).order_by(User.id)
+    addresses = select(Address).options(joinedload(Address.user)).where(Address.id > 110).order_by(Address.id)
+    companies = select(Company).options(joinedload(Company.employees)).order_by(Company.id)
+    got = []
+    for engine in engines:
+        with Session(engine) as session:
+            options = {"dynamodb_scan": "allow"} if engine is engines[0] else {}
+            loaded = [
+                [
+                    (user, sorted(user.addresses, key=repr))
+                    for user in session.scalars(users.execution_options(**options)).unique()
+                ],
+                [
+                    (address, address.user)
+                    for address in session.scalars(addresses.execution_options(**options))
+                ],
+                [
+                    (company, sorted(company.employees, key=repr))
+                    for company in session.scalars(companies.execution_options(**options)).unique()
+                ],
+            ]
+            got.append(repr(loaded))
+    assert got[0] == got[1]
+    assert "Address(" in got[0] and "Engineer(" in got[0]
