@@ -81,22 +81,6 @@ def test_group_by_having_distinct_and_label_references_as_written():
     assert private.label_reference(table.c.n) is table.c.n
 
 
-def test_plain_takes_the_orm_annotations_off():
-    class Base(DeclarativeBase):
-        pass
-
-    class Thing(Base):
-        __tablename__ = "plain_things"
-        pk: Mapped[str] = mapped_column(primary_key=True)
-
-    try:
-        assert private.plain(Thing.pk.expression).table is Thing.__table__
-        assert private.plain(Thing.pk.expression) is Thing.__table__.c.pk
-        assert private.plain("not an element") == "not an element"
-    finally:
-        Base.registry.dispose()
-
-
 def test_dml_extras_and_compile_state():
     compiler = dialect.statement_compiler(dialect, None)
     statement = insert(table).values(pk="a").returning(table.c.pk)
@@ -116,7 +100,7 @@ def test_dml_values_as_given():
     assert private.dml_values(insert(table)) == {}
 
 
-def test_dml_mapper_of_a_class_and_of_a_table():
+def test_dml_mapper_of_a_class_and_of_a_table_and_plain_columns():
     class Base(DeclarativeBase):
         pass
 
@@ -128,6 +112,10 @@ def test_dml_mapper_of_a_class_and_of_a_table():
         assert private.dml_mapper(update(Thing)) is Thing.__mapper__
         assert private.dml_mapper(insert(Thing)) is Thing.__mapper__
         assert private.dml_mapper(update(Thing.__table__).where(Thing.pk == "a")) is None
+        # plain(): the ORM's annotations off, the table's own column
+        assert Thing.pk.expression is not Thing.__table__.c.pk
+        assert private.plain(Thing.pk.expression) is Thing.__table__.c.pk
+        assert private.plain("not an element") == "not an element"
     finally:
         Base.registry.dispose()
 

@@ -22,13 +22,13 @@ from sqlalchemy import (
     Numeric,
     String,
     Table,
-    create_engine,
     distinct,
     func,
     join,
     or_,
     select,
 )
+from support.beside_sqlite import filled_alike
 
 metadata = MetaData()
 suffix = uuid.uuid4().hex[:8]
@@ -97,15 +97,7 @@ def _data(draw: random.Random) -> dict[Table, list[dict[str, Any]]]:
 
 @pytest.fixture(scope="module")
 def databases(engine: Engine) -> Iterator[tuple[Engine, Engine]]:
-    sqlite = create_engine("sqlite://")
-    for each in (engine, sqlite):
-        metadata.create_all(each)
-        with each.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-            for table, rows in _data(random.Random(29)).items():
-                conn.execute(table.insert(), rows)
-    yield engine.execution_options(dynamodb_scan="allow", dynamodb_client_sort=1000), sqlite
-    metadata.drop_all(engine)
-    sqlite.dispose()
+    yield from filled_alike(engine, metadata, _data(random.Random(29)))
 
 
 class Program:
@@ -235,7 +227,8 @@ def test_computed_selects_agree_with_sqlite(databases, seed, in_transaction):
     program = Program(random.Random(seed * 100 + in_transaction))
     statements = [program.statement() for _ in range(STATEMENTS)]
     got = []
-    for engine in databases:
+    dynamodb, sqlite = databases
+    for engine in (dynamodb.execution_options(dynamodb_scan="allow", dynamodb_client_sort=1000), sqlite):
         with engine.connect() as conn:
             if in_transaction:
                 _wrote(conn)

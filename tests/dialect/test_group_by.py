@@ -18,7 +18,6 @@ from sqlalchemy import (
     Numeric,
     String,
     Table,
-    create_engine,
     desc,
     distinct,
     func,
@@ -27,6 +26,7 @@ from sqlalchemy import (
     tuple_,
 )
 from sqlalchemy.exc import CompileError, OperationalError
+from support.beside_sqlite import filled_alike, rows_of, same_rows
 from support.operations import operations_sent
 
 import sa_dynamo
@@ -59,26 +59,11 @@ t = things.c
 
 @pytest.fixture(scope="module")
 def databases(engine: Engine) -> Iterator[tuple[Engine, Engine]]:
-    sqlite = create_engine("sqlite://")
-    for each in (engine, sqlite):
-        metadata.create_all(each)
-        with each.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-            conn.execute(things.insert(), ROWS)
-    yield engine, sqlite
-    metadata.drop_all(engine)
-    sqlite.dispose()
-
-
-def _rows(engine: Engine, statement: Any) -> list[tuple]:
-    with engine.connect() as conn:
-        return [tuple(row) for row in conn.execute(statement)]
+    yield from filled_alike(engine, metadata, {things: ROWS})
 
 
 def _same(databases: tuple[Engine, Engine], statement: Any) -> list[tuple]:
-    dynamodb, sqlite = databases
-    rows = _rows(dynamodb, statement.execution_options(**SCAN))
-    assert rows == _rows(sqlite, statement)
-    return rows
+    return same_rows(databases, statement, **SCAN)
 
 
 EVERY_AGGREGATE = (
@@ -214,7 +199,7 @@ def test_one_partition_costs_its_query_and_echo_shows_each_statement(databases, 
 def test_the_scan_policy_decides_the_read(databases):
     statement = select(t.s, func.count()).group_by(t.s).execution_options(dynamodb_scan="error")
     with pytest.raises(sa_dynamo.exc.ScanNotAllowed):
-        _rows(databases[0], statement)
+        rows_of(databases[0], statement)
 
 
 def test_a_transaction_groups_its_own_writes(databases):
@@ -229,7 +214,7 @@ def test_a_transaction_groups_its_own_writes(databases):
             conn.rollback()
     assert got[0] == got[1]
     assert ("z", 1, 40) in got[0]
-    assert _rows(dynamodb, statement) == _rows(sqlite, statement)  # rolled back on both
+    assert rows_of(dynamodb, statement) == rows_of(sqlite, statement)  # rolled back on both
 
 
 @pytest.mark.parametrize(
@@ -242,12 +227,12 @@ def test_a_transaction_groups_its_own_writes(databases):
 )
 def test_what_is_not_computed_is_refused_with_advice(databases, statement, message):
     with pytest.raises(CompileError, match="DynamoDB PartiQL cannot express") as raised:
-        _rows(databases[0], statement.execution_options(**SCAN))
+        rows_of(databases[0], statement.execution_options(**SCAN))
     assert message in str(raised.value)
 
 
 def test_the_cap_on_rows_held_raises_rather_than_cuts(databases):
     statement = select(t.s, func.count()).where(t.pk == "P0").group_by(t.s).order_by(t.s)
     with pytest.raises(OperationalError, match="more than dynamodb_client_sort=19 allows"):
-        _rows(databases[0], statement.execution_options(dynamodb_client_sort=19))
+        rows_of(databases[0], statement.execution_options(dynamodb_client_sort=19))
     assert sum(n for _, n in _same(databases, statement.execution_options(dynamodb_client_sort=20))) == 20

@@ -19,13 +19,13 @@ from sqlalchemy import (
     String,
     Table,
     and_,
-    create_engine,
     func,
     insert,
     or_,
     select,
 )
 from sqlalchemy.exc import CompileError
+from support.beside_sqlite import filled_alike, rows_of, same_rows
 from support.operations import operations_sent
 
 import sa_dynamo
@@ -91,27 +91,13 @@ SCAN = {"dynamodb_scan": "allow"}
 
 @pytest.fixture(scope="module")
 def databases(engine: Engine) -> Iterator[tuple[Engine, Engine]]:
-    sqlite = create_engine("sqlite://")
-    for each in (engine, sqlite):
-        metadata.create_all(each)
-        with each.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-            for table, rows in ((customers, CUSTOMERS), (orders, ORDERS), (lines, LINES), (returns, RETURNS)):
-                conn.execute(table.insert(), rows)
-    yield engine, sqlite
-    metadata.drop_all(engine)
-    sqlite.dispose()
-
-
-def _rows(engine: Engine, statement: Any) -> list[tuple]:
-    with engine.connect() as conn:
-        return [tuple(row) for row in conn.execute(statement)]
+    yield from filled_alike(
+        engine, metadata, {customers: CUSTOMERS, orders: ORDERS, lines: LINES, returns: RETURNS}
+    )
 
 
 def _same(databases: tuple[Engine, Engine], statement: Any) -> list[tuple]:
-    dynamodb, sqlite = databases
-    rows = _rows(dynamodb, statement.execution_options(**SCAN))
-    assert rows == _rows(sqlite, statement)
-    return rows
+    return same_rows(databases, statement, **SCAN)
 
 
 JOINS = {
@@ -281,7 +267,7 @@ def test_each_statement_sent_is_echoed(databases, sent):
 
 def test_the_scan_policy_holds_for_the_driving_side(databases):
     with pytest.raises(sa_dynamo.exc.ScanNotAllowed):
-        _rows(databases[0], JOINS["N:1 by the whole key"].execution_options(dynamodb_scan="error"))
+        rows_of(databases[0], JOINS["N:1 by the whole key"].execution_options(dynamodb_scan="error"))
 
 
 def test_a_transaction_joins_its_own_writes(databases):
@@ -320,5 +306,5 @@ def test_a_transaction_joins_its_own_writes(databases):
 )
 def test_a_side_no_key_reaches_is_refused_with_advice(databases, statement, message):
     with pytest.raises(CompileError, match="DynamoDB PartiQL cannot express") as raised:
-        _rows(databases[0], statement.execution_options(**SCAN))
+        rows_of(databases[0], statement.execution_options(**SCAN))
     assert message in str(raised.value)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.exc import CompileError
-from sqlalchemy.sql import elements, operators, visitors
+from sqlalchemy.sql import elements, visitors
 
 from ...dbapi.errors import OperationalError
 from ...dbapi.ordering import sort_rows
@@ -39,7 +39,7 @@ from .caps import rows_held
 from .fetches import Fetch, Read
 from .join_plan import Planner, test_of
 from .sides import Reader, sides_of
-from .single_read import NULLS_PLACES
+from .single_read import order_entry
 from .steps import program_text
 
 
@@ -190,15 +190,8 @@ def _named(entry: Any, selected: list[Any]) -> Any:
 
 
 def _order_entry(clause: Any, selected: list[Any]) -> tuple[Any, bool, bool | None]:
-    """(element, descending, nulls first) of an ORDER BY entry (None: SQL's default place)."""
-    element, descending, nulls_first = clause, False, None
-    if isinstance(element, elements.UnaryExpression) and element.modifier in NULLS_PLACES:
-        element, nulls_first = element.element, NULLS_PLACES[element.modifier]
-    if isinstance(element, elements.UnaryExpression) and element.modifier in (
-        operators.asc_op,
-        operators.desc_op,
-    ):
-        element, descending = element.element, element.modifier is operators.desc_op
+    """(element, descending, nulls first) of an ORDER BY entry, a label named as what it labels."""
+    element, descending, nulls_first = order_entry(clause)
     return _named(label_reference(element), selected), descending, nulls_first
 
 
