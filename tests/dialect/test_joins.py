@@ -308,3 +308,22 @@ def test_a_side_no_key_reaches_is_refused_with_advice(databases, statement, mess
     with pytest.raises(CompileError, match="DynamoDB PartiQL cannot express") as raised:
         rows_of(databases[0], statement.execution_options(**SCAN))
     assert message in str(raised.value)
+
+
+def test_a_table_without_a_sort_key_is_fetched_by_a_query_up_to_50_keys_and_batches_beyond(databases):
+    """The customers of the open orders: more than 50 keys, so batches of 25 single-item reads;
+    of the orders 1 to 30, fewer than 50, so one Query with IN."""
+    keys = {row["customer_id"] for row in ORDERS if row["status"] == "open" and row["customer_id"]}
+    assert len(keys) > 50
+    statement = JOINS["N:1 by the whole key"].execution_options(**SCAN, dynamodb_page_size=1000)
+    with databases[0].connect() as conn, operations_sent(conn) as sent:
+        conn.execute(statement).all()
+    assert [operation for operation, _ in sent] == ["ExecuteStatement"] + [
+        "BatchExecuteStatement"
+    ] * math.ceil(len(keys) / 25)
+    few = (
+        select(o.id, c.name).join_from(orders, customers, c.id == o.customer_id).where(o.id.in_(range(1, 31)))
+    )
+    with databases[0].connect() as conn, operations_sent(conn) as sent:
+        conn.execute(few).all()
+    assert [operation for operation, _ in sent] == ["ExecuteStatement"] * 2
