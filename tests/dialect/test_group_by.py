@@ -22,7 +22,9 @@ from sqlalchemy import (
     distinct,
     func,
     insert,
+    literal_column,
     select,
+    text,
     tuple_,
 )
 from sqlalchemy.exc import CompileError, OperationalError
@@ -223,6 +225,10 @@ def test_a_transaction_groups_its_own_writes(databases):
         (select(t.pk, func.count()), "the column pk neither grouped nor aggregated: add it to GROUP BY"),
         (select(t.s, t.n).group_by(t.s), "the column n neither grouped nor aggregated"),
         (select(func.sum(t.n + 1)).select_from(things), "sum() of BinaryExpression: aggregate a column"),
+        (
+            select(literal_column("*")).select_from(things).group_by(t.s),
+            "the literal column * in a SELECT computed on the client: name the columns",
+        ),
     ],
 )
 def test_what_is_not_computed_is_refused_with_advice(databases, statement, message):
@@ -236,3 +242,9 @@ def test_the_cap_on_rows_held_raises_rather_than_cuts(databases):
     with pytest.raises(OperationalError, match="more than dynamodb_client_sort=19 allows"):
         rows_of(databases[0], statement.execution_options(dynamodb_client_sort=19))
     assert sum(n for _, n in _same(databases, statement.execution_options(dynamodb_client_sort=20))) == 20
+
+
+def test_sql_text_groups_the_same_way(databases):
+    """SQL text becomes the same Core statement, so its GROUP BY is computed the same way."""
+    sql = f"SELECT s, count(*), sum(n), min(d) FROM {things.name} WHERE pk = 'P1' GROUP BY s ORDER BY s"
+    assert len(_same(databases, text(sql))) == 5

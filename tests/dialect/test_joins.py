@@ -21,6 +21,7 @@ from sqlalchemy import (
     and_,
     func,
     insert,
+    literal_column,
     or_,
     select,
 )
@@ -302,6 +303,12 @@ def test_a_transaction_joins_its_own_writes(databases):
         ),
         (select(o.id).join_from(orders, customers, c.id == o.customer_id, full=True), "FULL OUTER JOIN"),
         (select(o.id, c.id), "a SELECT over several tables without a JOIN"),
+        (
+            select(o.id)
+            .join_from(orders, customers, c.id == o.customer_id)
+            .where(literal_column("tier") > 1),
+            "the literal column tier in a SELECT computed on the client",
+        ),
     ],
 )
 def test_a_side_no_key_reaches_is_refused_with_advice(databases, statement, message):

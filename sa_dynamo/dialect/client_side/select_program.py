@@ -219,8 +219,9 @@ def _row_resolver(reader: Reader) -> Resolve:
     """A joined row's operands: each column read from its side's item."""
 
     def resolve(clause: Any) -> Any:
-        if not (isinstance(clause, elements.ColumnClause) and not clause.is_literal):
+        if not isinstance(clause, elements.ColumnClause):
             return None
+        _not_literal(clause)
         side = reader.side_of(clause)
         if side is None:
             return None
@@ -228,6 +229,16 @@ def _row_resolver(reader: Reader) -> Resolve:
         return lambda row, values: row[number].get(name, MISSING)
 
     return resolve
+
+
+def _not_literal(column: Any) -> None:
+    """A literal column (``*``, a name written as text) is no attribute of a table: the client
+    could only read it as missing, so it is refused."""
+    if column.is_literal:
+        refuse(
+            f"the literal column {column.name} in a SELECT computed on the client",
+            "name the columns of the tables (select(table) lists them all)",
+        )
 
 
 def _group_resolver(reader: Reader, group_by: list[Any], by_row: Resolve) -> Resolve:
@@ -249,7 +260,8 @@ def _group_resolver(reader: Reader, group_by: list[Any], by_row: Resolve) -> Res
         if is_aggregate(clause):
             aggregate = aggregate_of(clause, lambda argument: operand_of(argument, by_row))
             return lambda group, values: group.value(aggregate, values)
-        if isinstance(clause, elements.ColumnClause) and not clause.is_literal:
+        if isinstance(clause, elements.ColumnClause):
+            _not_literal(clause)
             side = reader.side_of(clause)
             if side is None or side.number not in grouped:
                 refuse(

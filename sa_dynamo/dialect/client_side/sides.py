@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy.sql import elements, visitors
 from sqlalchemy.sql.schema import Table
-from sqlalchemy.sql.selectable import Join
+from sqlalchemy.sql.selectable import Join, TableClause
 
 from ...exc import refuse
 from ...sqlalchemy_private import plain
@@ -52,6 +52,12 @@ def sides_of(froms: list[Any]) -> list[Side]:
 
     def add(source: Any, join: str, on: tuple[Any, ...] = ()) -> None:
         table = table_of(plain(source))
+        if isinstance(table, TableClause) and not isinstance(table, Table):
+            refuse(
+                f"a JOIN with the table {table.name} as a name only (SQL text, or table())",
+                "join the Table objects or models that declare its keys, with SQLAlchemy's join(): the "
+                "other table is fetched by its key",
+            )
         if not isinstance(table, Table):
             refuse(
                 f"a JOIN with {type(table).__name__.lower()} {getattr(table, 'name', '')}".rstrip(),
