@@ -34,7 +34,10 @@ class Side:
     def name(self) -> str:
         """The side as a message names it: its table, and the alias the statement gives it."""
         alias = getattr(self.source, "name", None)
-        return self.table.name if alias in (None, self.table.name) else f"{self.table.name} (as {alias})"
+        if alias in (None, self.table.name):
+            return self.table.name
+        # an anonymous alias (the ORM's, loading a relationship) is named when compiled, not here
+        return f"{self.table.name} (an alias)" if "%(" in alias else f"{self.table.name} (as {alias})"
 
     def column(self, name: str) -> Any:
         """The table's column of that name (an alias's column is sent as its table's)."""
