@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import util
 from sqlalchemy.engine.default import DefaultExecutionContext
-from sqlalchemy.sql import compiler, crud
+from sqlalchemy.sql import compiler, crud, elements
 from sqlalchemy.util import concurrency
 
 # -- statements: the clauses a statement holds ---------------------------------------------------
@@ -74,6 +74,40 @@ def core_only(statement: Any) -> Any:
     of its clauses (taken from an ORM statement) would carry into it."""
     statement._propagate_attrs = util.immutabledict()
     return statement
+
+
+def plain(element: Any) -> Any:
+    """The element without the ORM's annotations: a FROM of a join and the columns of the
+    statement name one table as different objects until their annotations are taken off."""
+    return element._deannotate() if hasattr(element, "_deannotate") else element
+
+
+def group_by_clauses(select: Any) -> tuple[Any, ...]:
+    return tuple(select._group_by_clauses)
+
+
+def having_criteria(select: Any) -> tuple[Any, ...]:
+    return tuple(select._having_criteria)
+
+
+def is_distinct(select: Any) -> bool:
+    """SELECT DISTINCT (DISTINCT ON, PostgreSQL's, is refused where it is read)."""
+    return bool(select._distinct)
+
+
+def distinct_on(select: Any) -> tuple[Any, ...]:
+    return tuple(select._distinct_on)
+
+
+def label_reference(element: Any) -> Any:
+    """What an ORDER BY or GROUP BY entry that names the select list refers to: the label's
+    name as a str (``order_by("n")``), the labelled expression (``order_by(x.label("n"))``),
+    or the entry itself when it names nothing."""
+    if isinstance(element, elements._textual_label_reference):
+        return element.element
+    if isinstance(element, elements._label_reference):
+        return element.element
+    return element
 
 
 def selected_elements(compile_state: Any) -> list[Any]:

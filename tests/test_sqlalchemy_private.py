@@ -62,6 +62,25 @@ def test_select_extras_name_each_clause(statement, present):
     assert not any(private.select_extras(select(table)).values())
 
 
+def test_group_by_having_distinct_and_label_references_as_written():
+    counted = func.count().label("c")
+    statement = (
+        select(table.c.n, counted)
+        .group_by(table.c.n)
+        .having(func.count() > 1)
+        .order_by("c", counted)
+        .distinct()
+    )
+    assert [str(c) for c in private.group_by_clauses(statement)] == ["t.n"]
+    assert [str(c) for c in private.having_criteria(statement)] == ["count(*) > :count_1"]
+    assert private.is_distinct(statement) and not private.is_distinct(select(table))
+    assert private.distinct_on(statement) == ()
+    by_name, by_label = private.order_by_clauses(statement)
+    assert private.label_reference(by_name) == "c"
+    assert private.label_reference(by_label) is counted
+    assert private.label_reference(table.c.n) is table.c.n
+
+
 def test_dml_extras_and_compile_state():
     compiler = dialect.statement_compiler(dialect, None)
     statement = insert(table).values(pk="a").returning(table.c.pk)
@@ -81,7 +100,7 @@ def test_dml_values_as_given():
     assert private.dml_values(insert(table)) == {}
 
 
-def test_dml_mapper_of_a_class_and_of_a_table():
+def test_dml_mapper_of_a_class_and_of_a_table_and_plain_columns():
     class Base(DeclarativeBase):
         pass
 
@@ -93,6 +112,10 @@ def test_dml_mapper_of_a_class_and_of_a_table():
         assert private.dml_mapper(update(Thing)) is Thing.__mapper__
         assert private.dml_mapper(insert(Thing)) is Thing.__mapper__
         assert private.dml_mapper(update(Thing.__table__).where(Thing.pk == "a")) is None
+        # plain(): the ORM's annotations off, the table's own column
+        assert Thing.pk.expression is not Thing.__table__.c.pk
+        assert private.plain(Thing.pk.expression) is Thing.__table__.c.pk
+        assert private.plain("not an element") == "not an element"
     finally:
         Base.registry.dispose()
 

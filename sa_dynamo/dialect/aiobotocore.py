@@ -67,6 +67,14 @@ class BufferedCursor:
 
     def execute(self, operation: str, parameters: Sequence[Any] | None = None) -> BufferedCursor:
         self._cursor.execute(operation, parameters)
+        return self._buffered()
+
+    def computed(self, names: Sequence[str] | None, rows: list[tuple], rowcount: int = -1) -> BufferedCursor:
+        """A result computed on the client (a join, GROUP BY), held like one read from DynamoDB."""
+        self._cursor.computed(names, rows, rowcount)
+        return self._buffered()
+
+    def _buffered(self) -> BufferedCursor:
         if self._cursor.description is not None:
             object.__setattr__(self, "_rows", deque(self._cursor.fetchall()))
         return self

@@ -63,6 +63,25 @@ def equal(stored: Any, value: Any) -> bool:
     return kind(stored) is not None and kind(stored) is kind(value) and stored == value
 
 
+def canonical(value: Any) -> Any:
+    """A value as a hashable key, equal where ``equal`` says values are (1 and 1.0 are one
+    number, True is no number, a string is never bytes); a missing attribute, a stored NULL
+    and SQL's NULL are one key, as GROUP BY and DISTINCT take them."""
+    if value is MISSING or value is None:
+        return (None,)
+    if isinstance(value, bool):
+        return ("BOOL", value)
+    if isinstance(value, _NUMBERS):
+        return ("N", value)
+    if isinstance(value, dict):
+        return ("M", tuple(sorted((k, canonical(v)) for k, v in value.items())))
+    if isinstance(value, list):
+        return ("L", tuple(canonical(v) for v in value))
+    if isinstance(value, (set, frozenset)):
+        return ("SET", frozenset(canonical(v) for v in value))
+    return (type(value).__name__, value)
+
+
 def _ordered(compare: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
     """An ordering comparison: both present, of one orderable type (not booleans)."""
 

@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import Column, Engine, Integer, MetaData, String, Table, create_engine, select, text, tuple_
+from sqlalchemy import Column, Engine, Integer, MetaData, String, Table, select, text, tuple_
 from sqlalchemy.exc import ArgumentError, CompileError, OperationalError
-from support.sent import requests_sent
+from support.beside_sqlite import filled_alike, rows_of, same_rows
+from support.sent import requests_built
 
 import sa_dynamo
 
@@ -34,26 +35,11 @@ CAP = {"dynamodb_client_sort": 100, "dynamodb_scan": "allow"}
 
 @pytest.fixture(scope="module")
 def databases(engine: Engine) -> Iterator[tuple[Engine, Engine]]:
-    sqlite = create_engine("sqlite://")
-    for each in (engine, sqlite):
-        metadata.create_all(each)
-        with each.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-            conn.execute(things.insert(), ROWS)
-    yield engine, sqlite
-    metadata.drop_all(engine)
-    sqlite.dispose()
-
-
-def _rows(engine: Engine, statement: Any) -> list[tuple]:
-    with engine.connect() as conn:
-        return [tuple(row) for row in conn.execute(statement)]
+    yield from filled_alike(engine, metadata, {things: ROWS})
 
 
 def _same(databases: tuple[Engine, Engine], statement: Any) -> list[tuple]:
-    dynamodb, sqlite = databases
-    rows = _rows(dynamodb, statement)
-    assert rows == _rows(sqlite, statement)
-    return rows
+    return same_rows(databases, statement)
 
 
 @pytest.mark.parametrize(
@@ -73,9 +59,9 @@ def test_a_scan_is_sorted_on_the_client_like_sqlite(databases, order):
 def test_an_order_over_a_scan_needs_the_cap_and_never_cuts(databases):
     statement = select(things.c.sk).order_by(things.c.n, things.c.sk)
     with pytest.raises(CompileError, match=r"ORDER BY on a scan: .*dynamodb_client_sort=<max rows>"):
-        _rows(databases[0], statement.execution_options(dynamodb_scan="allow"))
+        rows_of(databases[0], statement.execution_options(dynamodb_scan="allow"))
     with pytest.raises(OperationalError, match="more than dynamodb_client_sort=59 allows"):
-        _rows(databases[0], statement.execution_options(dynamodb_client_sort=59, dynamodb_scan="allow"))
+        rows_of(databases[0], statement.execution_options(dynamodb_client_sort=59, dynamodb_scan="allow"))
     assert (
         len(_same(databases, statement.execution_options(dynamodb_client_sort=60, dynamodb_scan="allow")))
         == 60
@@ -85,7 +71,7 @@ def test_an_order_over_a_scan_needs_the_cap_and_never_cuts(databases):
 def test_the_scan_policy_still_decides_the_read(databases):
     statement = select(things).order_by(things.c.n).execution_options(dynamodb_client_sort=100)
     with pytest.raises(sa_dynamo.exc.ScanNotAllowed):
-        _rows(databases[0], statement.execution_options(dynamodb_scan="error"))
+        rows_of(databases[0], statement.execution_options(dynamodb_scan="error"))
 
 
 @pytest.mark.parametrize(("limit", "offset"), [(None, 5), (4, 5), (10, 55), (3, 70), (0, 3)])
@@ -109,13 +95,13 @@ def test_skipped_rows_are_read_and_counted(databases):
         .execution_options(dynamodb_page_size=5, dynamodb_client_sort=20)
     )
     with databases[0].connect() as conn:
-        with requests_sent(conn) as sent:
+        with requests_built(conn) as sent:
             rows = conn.execute(statement.offset(12)).all()
         assert [r.sk for r in rows] == ["037", "040"]
         assert [operation for operation, _ in sent] == ["ExecuteStatement"] * 3
-        with requests_sent(conn) as plain:
+        with requests_built(conn) as plain:
             conn.execute(statement).all()
-        with requests_sent(conn) as free:
+        with requests_built(conn) as free:
             conn.execute(statement.offset(0).execution_options(dynamodb_client_sort=None)).all()
         assert free == plain and len(free) == 1
 
@@ -125,11 +111,11 @@ def test_offset_needs_the_cap_unless_the_keys_bound_the_read(databases):
     with pytest.raises(
         CompileError, match=r"OFFSET over a Query or a Scan: the rows it skips are read first"
     ):
-        _rows(databases[0], query)
+        rows_of(databases[0], query)
     too_far = r"OFFSET 30 reads and skips more rows than dynamodb_client_sort=29"
     with (
         databases[0].connect() as conn,
-        requests_sent(conn) as sent,
+        requests_built(conn) as sent,
         pytest.raises(OperationalError, match=too_far),
     ):
         conn.execute(query.offset(30).execution_options(dynamodb_client_sort=29))
@@ -150,7 +136,7 @@ def test_paginate_pages_with_its_tokens_not_offset(databases):
 def test_sql_text_offset_and_scan_order(databases):
     sql = f"SELECT sk, n FROM {things.name} WHERE n IS NOT NULL ORDER BY n DESC, sk LIMIT 5 OFFSET 4"
     with pytest.raises(CompileError, match="dynamodb_client_sort"):
-        _rows(databases[0], text(sql).execution_options(dynamodb_scan="allow"))
+        rows_of(databases[0], text(sql).execution_options(dynamodb_scan="allow"))
     assert len(_same(databases, text(sql).execution_options(**CAP))) == 5
 
 

@@ -5,7 +5,6 @@ are counted; a concurrent change between the read and the commit is a StaleDataE
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,7 +25,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import registry  # noqa: F401  (the dialect is registered by the package)
 from sqlalchemy.orm.exc import StaleDataError
-from support.sent import requests_sent
+from support.sent import requests_built
 
 import sa_dynamo
 from sa_dynamo.dialect.base import DynamoDBDialect
@@ -163,20 +162,20 @@ def test_explain_shows_both_steps(databases):
 
 def test_in_a_transaction_one_read_and_one_action_per_match(databases):
     dynamodb, _, table = databases
-    with dynamodb.connect() as conn, requests_sent(conn) as sent:
+    with dynamodb.connect() as conn, requests_built(conn) as sent:
         count = conn.execute(update(table).where(table.c.pk == "P1", table.c.n > 2).values(s="q")).rowcount
         assert [operation for operation, _ in sent] == ["ExecuteStatement"]  # the read; the writes wait
         conn.commit()
     assert count == 7
     assert [operation for operation, _ in sent] == ["ExecuteStatement", "ExecuteTransaction"]
-    assert len(json.loads(sent[1][1])["TransactStatements"]) == count
+    assert len(sent[1][1]["TransactStatements"]) == count
 
 
 def test_in_autocommit_the_writes_go_25_a_batch(databases):
     dynamodb, _, table = databases
     with (
         dynamodb.connect().execution_options(isolation_level="AUTOCOMMIT") as conn,
-        requests_sent(conn) as sent,
+        requests_built(conn) as sent,
     ):
         count = conn.execute(
             update(table).where(table.c.s != "z").values(n=5).execution_options(**ALLOW)

@@ -180,19 +180,22 @@ def test_setting_none_removes_the_attribute(engine, raw, loaded):
     assert "name" not in get_item(raw, Item.__table__.name, "CUSTOMER#7", "METADATA")
 
 
-def test_joinedload_of_an_item_collection_is_refused_clearly(engine, loaded, sent):
-    from sqlalchemy.exc import CompileError
-    from sqlalchemy.orm import joinedload
+def test_joinedload_of_an_item_collection_reads_its_partition(engine, loaded, sent):
+    """The customer by its key, then its orders by a Query of its partition (the collection's
+    sort-key prefix), joined on the client: the orders selectinload() loads."""
+    from sqlalchemy.orm import joinedload, selectinload
 
     Customer = loaded.Customer
-    with (
-        Session(engine) as session,
-        pytest.raises(CompileError, match=r"item collection loads with lazy loading or selectinload\(\)"),
-    ):
-        session.scalars(
-            select(Customer).where(Customer.customer_id == "42").options(joinedload(Customer.orders))
-        ).all()
-    assert sent == []
+    customer = select(Customer).where(Customer.customer_id == "42")
+    loaded_by = {}
+    for option in (joinedload, selectinload):
+        with Session(engine) as session:
+            found = session.scalars(customer.options(option(Customer.orders))).unique().all()
+            loaded_by[option] = [(c.customer_id, sorted(o.order_id for o in c.orders)) for c in found]
+        if option is joinedload:
+            assert len(sent) == 3  # the computed statement, then its two reads
+            assert sent[2].endswith('WHERE "pk" IN [?] AND begins_with("sk", ?) AND ("$type" IN [?])')
+    assert loaded_by[joinedload] == loaded_by[selectinload] == [("42", ["1", "2"])]
 
 
 def test_orders_by_status_use_the_index_through_the_template(engine, loaded, sent):

@@ -42,6 +42,11 @@ def requests_sent(connection: Any) -> Any:
     return observed(connection, lambda operation, body, _: (operation, wire.encode(body)))
 
 
+def requests_built(connection: Any) -> Any:
+    """(operation, body as the driver built it: a dict) of every request sent within the block."""
+    return observed(connection, lambda operation, body, _: (operation, body))
+
+
 def bodies_sent(connection: Any, operation: str | None = None) -> Any:
     """The JSON body of every request (of ``operation``, e.g. "ExecuteTransaction") sent
     within the block, as DynamoDB receives it (binary values as base64 text)."""

@@ -18,17 +18,8 @@ from ...plan import Plan
 from ...sqlalchemy_private import expanded_parameters
 from ..compiler.predicate import values_of
 from ..options import PAGE
-from .single_read import CLIENT_SORT, BatchGet
-
-
-def rows_held(options: Any) -> int | None:
-    """The dynamodb_client_sort option: the rows the client may hold (or skip) at most."""
-    most = options.get(CLIENT_SORT)
-    if most is not None and (isinstance(most, bool) or not isinstance(most, int) or most < 1):
-        raise ArgumentError(
-            f"{CLIENT_SORT} is the number of rows to sort at most, a positive int; not {most!r}"
-        )
-    return most
+from .caps import CLIENT_SORT, rows_held
+from .single_read import BatchGet
 
 
 def client_read(context: Any, compiled: Any, batch: BatchGet | None) -> ClientRead | None:

@@ -24,8 +24,8 @@ from ..compiler.expressions import refuse
 from ..compiler.normal_form import is_column, is_on, is_partition_or
 from ..compiler.predicate import predicate_of
 from ..key_schema import KeySchema
+from .caps import CLIENT_SORT
 
-CLIENT_SORT = "dynamodb_client_sort"
 _ATTRIBUTE = re.compile(r'"(?:[^"]|"")*"')
 
 
@@ -75,19 +75,26 @@ class ClientOrder:
 NULLS_PLACES = {operators.nulls_first_op: True, operators.nulls_last_op: False}
 
 
+def order_entry(clause: Any) -> tuple[Any, bool, bool | None]:
+    """(element, descending, nulls first) of one ORDER BY entry (None: SQL's default place of
+    NULL)."""
+    element, descending, nulls_first = clause, False, None
+    if isinstance(element, elements.UnaryExpression) and element.modifier in NULLS_PLACES:
+        element, nulls_first = element.element, NULLS_PLACES[element.modifier]
+    if isinstance(element, elements.UnaryExpression) and element.modifier in (
+        operators.asc_op,
+        operators.desc_op,
+    ):
+        element, descending = element.element, element.modifier is operators.desc_op
+    return element, descending, nulls_first
+
+
 def order_columns(select_order: tuple[Any, ...]) -> list[tuple[Any, bool, bool | None]]:
     """ORDER BY as (column, descending, nulls first) triples (None: SQL's default place of
     NULL); anything but a plain attribute is refused."""
     orders = []
     for clause in select_order:
-        element, descending, nulls_first = clause, False, None
-        if isinstance(element, elements.UnaryExpression) and element.modifier in NULLS_PLACES:
-            element, nulls_first = element.element, NULLS_PLACES[element.modifier]
-        if isinstance(element, elements.UnaryExpression) and element.modifier in (
-            operators.asc_op,
-            operators.desc_op,
-        ):
-            element, descending = element.element, element.modifier is operators.desc_op
+        element, descending, nulls_first = order_entry(clause)
         if not (isinstance(element, elements.ColumnClause) and not element.is_literal):
             refuse(
                 f"ORDER BY {element}",

@@ -77,7 +77,8 @@ def run(
     values = values_of(
         context.compiled, context.compiled_parameters[row], expanded_parameters(context), False
     )
-    statement, listing = step.statement, rows is not None and step.lists
+    # SQLAlchemy runs a list of one row's values as one execution, which takes IN lists
+    statement, listing = step.statement, rows is not None and len(rows) > 1 and step.lists
     given = {bind.key: values(bind) for bind in step.binds if not (listing and bind.expanding)}
     if listing:
         statement, listed = written_out(statement, values)

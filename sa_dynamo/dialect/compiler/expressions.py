@@ -7,6 +7,7 @@ from sqlalchemy.sql import compiler, elements, sqltypes
 
 from ...dbapi.limits import FUNCTIONS
 from ...exc import refuse
+from ..client_side.aggregates import AGGREGATES
 
 COUNT_ROWS = "\x00count\x00"
 
@@ -15,6 +16,7 @@ class ExpressionCompiler(compiler.SQLCompiler):
     """Renders the values and functions a condition or select list holds."""
 
     _refuse = staticmethod(refuse)
+    aggregated = False  # an aggregate the client computes is in the select list
 
     def _path_step(self, binary, **kw) -> str:
         key = binary.right
@@ -49,8 +51,8 @@ class ExpressionCompiler(compiler.SQLCompiler):
 
     def visit_function(self, func, **kw):
         name = func.name.lower()
-        if name == "count":
-            return self._count(func, **kw)
+        if name in AGGREGATES:
+            return self._aggregate(func, **kw)
         arity = FUNCTIONS.get(name)
         if arity is None:
             self._refuse(
@@ -62,13 +64,23 @@ class ExpressionCompiler(compiler.SQLCompiler):
             self._refuse(f"{name}() with {len(arguments)} arguments", f"{name} takes {arity}")
         return f"{name}({', '.join(self.process(a, **kw) for a in arguments)})"
 
-    def _count(self, func, within_columns_clause=False, **kw) -> str:
-        """COUNT is computed by the driver while it pages through the matching items: the
-        statement projects the partition key (count(*)) or the counted attribute."""
+    def _aggregate(self, func, within_columns_clause=False, **kw) -> str:
+        """COUNT alone is computed by the driver while it pages through the matching items: the
+        statement projects the partition key (count(*)) or the counted attribute. Any other
+        aggregate, or COUNT beside other columns, makes the SELECT one the client computes
+        (client_side/select_program.py); what is rendered here is never sent."""
+        name = func.name.lower()
         arguments = list(func.clauses)
         if not within_columns_clause or self.stack[1:] or len(arguments) > 1:
-            self._refuse("COUNT here", "use select(func.count()).select_from(table).where(...) on its own")
+            self._refuse(
+                f"{name.upper()} here",
+                f"select {name}() in the select list: select(func.{name}(...)).select_from(table).where(...), "
+                "grouped with .group_by() if need be",
+            )
         counted = arguments[0] if arguments else None
+        if name != "count" or isinstance(counted, elements.UnaryExpression):  # count(distinct(x))
+            self.aggregated = True
+            return f"{name}(?)"
         if isinstance(counted, elements.ColumnClause) and not counted.is_literal:
             self.record.count = "values"
             return self.process(counted, **kw)

@@ -22,11 +22,14 @@ from ..operators import MISSING, OPERATORS, contains, equal, kind, present, star
 from .normal_form import attribute_first
 
 Values = Callable[[Any], Any]  # a bind parameter -> its value as DynamoDB receives it
-Test = Callable[[Mapping[str, Any], Values], bool]
+Test = Callable[[Any, Values], bool]  # an item (a mapping), or what a resolver reads
 _ATTRIBUTE_TYPES = {str: "S", bytes: "B", bool: "BOOL", dict: "M", list: "L", type(None): "NULL"}
 
 
-def _read(item: Mapping[str, Any], path: tuple[Any, ...]) -> Any:
+Resolve = Callable[[Any], Callable[[Any, Values], Any] | None]
+
+
+def _read(item: Any, path: tuple[Any, ...] | list[Any]) -> Any:
     value: Any = item
     for step in path:
         if (isinstance(value, dict) and isinstance(step, str) and step in value) or (
@@ -38,12 +41,16 @@ def _read(item: Mapping[str, Any], path: tuple[Any, ...]) -> Any:
     return value
 
 
-def _operand(clause: Any) -> Callable[[Mapping[str, Any], Values], Any]:
-    """What a test reads: an attribute, a path into a document, or size() of either."""
+def operand_of(clause: Any, resolve: Resolve | None) -> Callable[[Any, Values], Any]:
+    """What a test reads: an attribute, a path into a document, or size() of either; or what
+    ``resolve`` reads for it (a column of one table of a join, an aggregate of a group)."""
+    found = resolve(clause) if resolve is not None else None
+    if found is not None:
+        return found
     if isinstance(clause, functions.FunctionElement) and clause.name.lower() == "size":
-        inner = _operand(next(iter(clause.clauses)))
+        inner = operand_of(next(iter(clause.clauses)), resolve)
 
-        def size(item: Mapping[str, Any], values: Values) -> Any:
+        def size(item: Any, values: Values) -> Any:
             value = inner(item, values)
             return len(value) if isinstance(value, (str, bytes, dict, list, set, frozenset)) else MISSING
 
@@ -60,101 +67,110 @@ def _operand(clause: Any) -> Callable[[Mapping[str, Any], Values], Any]:
         clause = clause.element if isinstance(clause, elements.Label) else clause.clause
     if not isinstance(clause, elements.ColumnClause):
         raise NotImplementedError(f"no predicate reads {type(clause).__name__}")
-    name = clause.name
-    steps = (name, *path)
+    found = resolve(clause) if resolve is not None else None
+    if found is not None:
+        return lambda item, values: _read(found(item, values), path) if path else found(item, values)
+    steps = (clause.name, *path)
     return lambda item, values: _read(item, steps)
 
 
-def _bound(clause: Any) -> Callable[[Values], Any]:
+def _bound(clause: Any, resolve: Resolve | None) -> Callable[[Any, Values], Any]:
+    """The compared value: a parameter's, a constant, or (comparing two columns) an operand."""
     if isinstance(clause, elements.Grouping):
         clause = clause.element
     if isinstance(clause, (elements.True_, elements.False_)):
         constant = isinstance(clause, elements.True_)
-        return lambda values: constant
-    return lambda values: values(clause)
+        return lambda item, values: constant
+    if isinstance(clause, elements.BindParameter):
+        return lambda item, values: values(clause)
+    return operand_of(clause, resolve)
 
 
-def _binary(clause: elements.BinaryExpression) -> Test:
+def _binary(clause: elements.BinaryExpression, resolve: Resolve | None) -> Test:
     """The test of one comparison, by its operator's definition (operators.py)."""
     clause = attribute_first(clause)  # ? = pk below an OR, as relationship loaders write it
     op = clause.operator
     if isinstance(clause.left, elements.Tuple) and op is operators.in_op:
-        return _tuple_in(clause)
+        return _tuple_in(clause, resolve)
     definition = OPERATORS.get(op)
     if definition is None:
         raise NotImplementedError(f"no predicate for the operator {op}")  # the compiler refused it already
-    operand = _operand(clause.left)
+    operand = operand_of(clause.left, resolve)
     if op in (operators.is_, operators.is_not):
         return lambda item, values: definition.holds(operand(item, values), None)
     if op in (operators.between_op, operators.not_between_op):
-        low, high = (_bound(bound) for bound in clause.right.clauses)
-        return lambda item, values: definition.holds(operand(item, values), (low(values), high(values)))
-    value = _bound(clause.right)
-    return lambda item, values: definition.holds(operand(item, values), value(values))
+        low, high = (_bound(bound, resolve) for bound in clause.right.clauses)
+        return lambda item, values: definition.holds(
+            operand(item, values), (low(item, values), high(item, values))
+        )
+    value = _bound(clause.right, resolve)
+    return lambda item, values: definition.holds(operand(item, values), value(item, values))
 
 
-def _tuple_in(clause: elements.BinaryExpression) -> Test:
+def _tuple_in(clause: elements.BinaryExpression, resolve: Resolve | None) -> Test:
     """``tuple_(pk, sk).in_(keys)``: some key equals the attributes, one by one."""
-    operands = [_operand(element) for element in clause.left.clauses]
-    listed = _bound(clause.right)
+    operands = [operand_of(element, resolve) for element in clause.left.clauses]
+    listed = _bound(clause.right, resolve)
 
-    def member(item: Mapping[str, Any], values: Values) -> bool:
+    def member(item: Any, values: Values) -> bool:
         stored = [operand(item, values) for operand in operands]
         return any(
             all(present(s) and equal(s, v) for s, v in zip(stored, key, strict=True))
-            for key in listed(values)
+            for key in listed(item, values)
         )
 
     return member
 
 
-def _function(clause: functions.FunctionElement) -> Test:
+def _function(clause: functions.FunctionElement, resolve: Resolve | None) -> Test:
     name = clause.name.lower()
     arguments = list(clause.clauses)
-    operand = _operand(arguments[0])
+    operand = operand_of(arguments[0], resolve)
     if name == "attribute_exists":
         return lambda item, values: operand(item, values) is not MISSING
     if name == "attribute_not_exists":
         return lambda item, values: operand(item, values) is MISSING
     if name in ("begins_with", "contains"):
-        value = _bound(arguments[1])
+        value = _bound(arguments[1], resolve)
         test = starts_with if name == "begins_with" else contains
-        return lambda item, values: test(operand(item, values), value(values))
+        return lambda item, values: test(operand(item, values), value(item, values))
     if name == "attribute_type":
-        wanted = _bound(arguments[1])
+        wanted = _bound(arguments[1], resolve)
 
-        def typed(item: Mapping[str, Any], values: Values) -> bool:
-            stored = operand(item, values)
+        def typed(item: Any, values: Values) -> bool:
+            stored, kind_wanted = operand(item, values), wanted(item, values)
             if kind(stored) is Decimal:
-                return wanted(values) == "N"
+                return kind_wanted == "N"
             if isinstance(stored, (set, frozenset)):
                 kinds = {kind(member) for member in stored}
                 return (
-                    wanted(values) == {str: "SS", Decimal: "NS", bytes: "BS"}.get(kinds.pop())
+                    kind_wanted == {str: "SS", Decimal: "NS", bytes: "BS"}.get(kinds.pop())
                     if kinds
                     else False
                 )
-            return _ATTRIBUTE_TYPES.get(type(stored)) == wanted(values)
+            return _ATTRIBUTE_TYPES.get(type(stored)) == kind_wanted
 
         return typed
     raise NotImplementedError(f"no predicate for {name}()")
 
 
-def predicate_of(terms: list[Any]) -> Test | None:
+def predicate_of(terms: list[Any], resolve: Resolve | None = None) -> Test | None:
     """The predicate of a WHERE's normalised AND terms (normal_form.terms_of); None for a
-    WHERE this module cannot evaluate (then nothing relies on it)."""
+    WHERE this module cannot evaluate (then nothing relies on it). ``resolve`` reads the
+    operands it knows (a joined row's columns, a group's aggregates), None for the others,
+    which are read from the item by name."""
     try:
-        tests = [_test(term) for term in terms]
+        tests = [_test(term, resolve) for term in terms]
     except NotImplementedError:
         return None
     return lambda item, values: all(test(item, values) for test in tests)
 
 
-def _test(clause: Any) -> Test:
+def _test(clause: Any, resolve: Resolve | None) -> Test:
     if isinstance(clause, elements.Grouping):
-        return _test(clause.element)
+        return _test(clause.element, resolve)
     if isinstance(clause, elements.BooleanClauseList):
-        parts = [_test(part) for part in clause.clauses]
+        parts = [_test(part, resolve) for part in clause.clauses]
         if clause.operator is operators.and_:
             return lambda item, values: all(part(item, values) for part in parts)
         return lambda item, values: any(part(item, values) for part in parts)
@@ -162,9 +178,9 @@ def _test(clause: Any) -> Test:
         constant = isinstance(clause, elements.True_)
         return lambda item, values: constant
     if isinstance(clause, elements.BinaryExpression):
-        return _binary(clause)
+        return _binary(clause, resolve)
     if isinstance(clause, functions.FunctionElement):
-        return _function(clause)
+        return _function(clause, resolve)
     raise NotImplementedError(f"no predicate for {type(clause).__name__}")
 
 

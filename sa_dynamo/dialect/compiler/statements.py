@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy.sql import elements, operators, sqltypes
 from sqlalchemy.sql.schema import Table
+from sqlalchemy.sql.selectable import Join
 
 from ...dbapi.limits import MAX_OPERATORS
 from ...plan import Plan
@@ -24,6 +25,7 @@ from ...sqlalchemy_private import (
     where_criteria,
 )
 from ..attribute_bag import is_bag
+from ..client_side.select_program import select_program
 from ..client_side.single_read import NULLS_PLACES, ClientSideCompiler, bounded, order_columns, served
 from ..key_schema import key_schema
 from ..types import JSONElementAs
@@ -37,9 +39,6 @@ from .writes import WriteCompiler
 
 # What to do instead of a SELECT clause PartiQL lacks.
 _SELECT_ADVICE = {
-    "DISTINCT": "de-duplicate the rows in Python",
-    "GROUP BY": "aggregate the rows in Python",
-    "HAVING": "filter the aggregated rows in Python",
     "FETCH FIRST": "use .limit(n)",
     "SELECT ... FOR UPDATE": "use a version_id_col for optimistic locking",
     "prefixes, suffixes or hints": "remove them",
@@ -116,17 +115,14 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
         for what, instead in _SELECT_ADVICE.items():
             if extras[what]:
                 self._refuse(what, instead)
-        if len(froms) != 1:
-            self._refuse(
-                "a SELECT over several tables" if froms else "a SELECT without a table",
-                "select from exactly one table",
-            )
-        table = self._single_table(froms[0], "SELECT")
+        if not froms:
+            self._refuse("a SELECT without a table", "select from a table")
         if not inner_columns:
             self._refuse("an empty select list", "select at least one column")
+        if self._computed(froms, extras, inner_columns):
+            return self._select_program(select, compile_state, froms)
+        table = self._single_table(froms[0], "SELECT")
         if self.record.count is not None:
-            if len(inner_columns) != 1:
-                self._refuse("COUNT next to other columns (GROUP BY)", "count on its own, or group in Python")
             inner_columns = [
                 c.replace(COUNT_ROWS, self.preparer.quote(key_schema(table).hash_key.name))
                 for c in inner_columns
@@ -197,6 +193,32 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
         if offset_clause(select) is not None:
             self.record.bounded = bounded(keys, index is None, terms, key_list)
             self.record.offset_bind = self._row_count(offset_clause(select), "OFFSET", ".offset()")
+        return text
+
+    def _computed(self, froms: list[Any], extras: dict[str, bool], inner_columns: list[str]) -> bool:
+        """Whether the client computes this SELECT over reads of its own (a join, GROUP BY,
+        DISTINCT, an aggregate other than COUNT alone): client_side/select_program.py."""
+        return (
+            len(froms) != 1
+            or isinstance(froms[0], Join)
+            or extras["GROUP BY"]
+            or extras["HAVING"]
+            or extras["DISTINCT"]
+            or self.aggregated
+            or (self.record.count is not None and len(inner_columns) > 1)
+        )
+
+    def _select_program(self, select: Any, compile_state: Any, froms: list[Any]) -> str:
+        limit, offset = limit_clause(select), offset_clause(select)
+        text, self.record.plan, self.record.program = select_program(
+            self,
+            select,
+            compile_state,
+            froms,
+            self._row_count(limit, "LIMIT", ".limit()") if limit is not None else None,
+            self._row_count(offset, "OFFSET", ".offset()") if offset is not None else None,
+        )
+        self.record.count = None
         return text
 
     def _star_for_bag(self, table: Table, inner_columns: list[str]) -> list[str]:

@@ -37,9 +37,8 @@ class WhereCompiler(ConditionCompiler):
         what = "JOIN" if isinstance(from_, Join) else f"{statement} from a subquery or {type(from_).__name__}"
         self._refuse(
             what,
-            "query one table; joins and subqueries are not available (load related items with a "
-            "second query on their partition key; an item collection loads with lazy loading or "
-            "selectinload(), never joinedload/subqueryload)",
+            "name one table; a SELECT joins tables by key, a write does not, and subqueries are not "
+            "available (run one as its own statement and pass its rows as parameters)",
         )
 
     def _where_terms(self, criteria: Any) -> list[Any]:
