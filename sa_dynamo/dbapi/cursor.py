@@ -194,7 +194,7 @@ class Cursor:
         """Set ``description`` as ``execute`` would, with no rows, sending nothing (for a dry run
         such as ``sa_dynamo.explain``). ``SELECT *`` describes no columns."""
         self._check_open()
-        self._reset()
+        self._start(operation, sends=False)
         if _kind(operation) == "SELECT":
             names = projection(operation)
             hidden = self.client_read.hidden if self.client_read is not None else self.hidden_columns
@@ -208,9 +208,10 @@ class Cursor:
     def computed(self, names: Sequence[str] | None, rows: list[tuple], rowcount: int = -1) -> Cursor:
         """The result of a statement its caller computed on the client over the reads and writes
         it made through other cursors of this connection (a join, GROUP BY, an UPDATE by any
-        WHERE): the rows of ``names`` (None: a write, no rows), or ``rowcount``; nothing is sent."""
+        WHERE): the rows of ``names`` (None: a write, no rows), or ``rowcount``; nothing is sent
+        (what the other cursors sent is in their ``consumed``)."""
         self._check_open()
-        self._reset()
+        self._start("", sends=False)
         if names is not None:
             self._set_result(names, rows)
         else:
@@ -310,13 +311,14 @@ class Cursor:
 
     # -- results -------------------------------------------------------------------------
 
-    def _start(self, operation: str) -> None:
-        """A new statement: the last one's figures completed, a fresh record for this one's."""
+    def _start(self, operation: str, sends: bool = True) -> None:
+        """A new statement: the last one's figures completed, a fresh record for this one's
+        (logged when complete unless the statement ``sends`` nothing)."""
         self._finish()
         self._reset()
         found = stmt.source(operation) if operation else None
         self.consumed = capacity.Consumed(source="/".join(filter(None, found)) if found else "")
-        self._unfinished = True
+        self._unfinished = sends
 
     def _finish(self) -> None:
         """The statement's figures are complete: its rows counted, its INFO line logged."""
