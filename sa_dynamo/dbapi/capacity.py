@@ -49,11 +49,11 @@ class Consumed:
 
     @property
     def read_units(self) -> float:
-        return sum(self.reads.values())
+        return sum(self.reads.values(), 0.0)
 
     @property
     def write_units(self) -> float:
-        return sum(self.writes.values())
+        return sum(self.writes.values(), 0.0)
 
     def add(self, operation: str, body: dict[str, Any], answer: Any) -> None:
         """Count one request and its answer (an error, not a dict, counts the request only)."""
@@ -124,8 +124,9 @@ def _writes(body: dict[str, Any]) -> bool:
 
 
 def report(consumed: Consumed) -> None:
-    """Log a statement's figures at INFO; the line is built only when INFO is on."""
-    if log.isEnabledFor(logging.INFO):
+    """Log a statement's figures at INFO; the line is built only when INFO is on. A statement
+    that sent nothing (a write held for the commit) has no line: its cost is the commit's."""
+    if consumed.requests and log.isEnabledFor(logging.INFO):
         log.info(line(consumed))
 
 

@@ -153,14 +153,21 @@ def test_a_read_whose_filter_discards_most_items_counts_pages_items_and_rows(
     )
 
 
-def test_a_commit_counts_its_transaction(tx_conn: dbapi.Connection, table: Table) -> None:
+def test_a_commit_counts_its_transaction_and_a_held_write_logs_nothing(
+    tx_conn: dbapi.Connection, table: Table, caplog: pytest.LogCaptureFixture
+) -> None:
     tx = tx_conn.cursor()
-    tx.executemany(table.insert_sql(["pk", "sk"]), [["p", "1"], ["p", "2"]])
-    assert tx.consumed.requests == 0  # held: nothing sent yet
-    tx_conn.commit()
+    with caplog.at_level(logging.INFO, logger="sa_dynamo"):
+        tx.executemany(table.insert_sql(["pk", "sk"]), [["p", "1"], ["p", "2"]])
+        assert tx.consumed.requests == 0  # held: nothing sent yet
+        tx_conn.commit()
     assert tx_conn.consumed == capacity.Consumed(
         operation="ExecuteTransaction", source=table.name, requests=1
     )
+    lines = [r.getMessage() for r in caplog.records if r.name == "sa_dynamo.dbapi"]
+    assert lines == [
+        f"ExecuteTransaction {table.name}: 1 request, 0 items read, 0 rows, capacity not reported"
+    ]
 
 
 def test_each_statement_logs_one_info_line_without_values(
