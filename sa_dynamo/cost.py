@@ -97,7 +97,8 @@ def capacity(session_or_connection: Session | Connection) -> Iterator[Used]:
         print(used.read_units, used.write_units, used.statements)
 
     A Session is watched on each connection it begins meanwhile, and on the connection of its
-    default bind when it is already in a transaction."""
+    default bind when it is already in a transaction. For an AsyncSession pass its
+    ``sync_session`` (an AsyncConnection: its ``sync_connection``)."""
     used = Used()
     watch = _Watch(used)
     if isinstance(session_or_connection, Session):
