@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import exc
 from .constructs import upsert, use_index
+from .cost import capacity
 from .dialect.types import BinarySet, NumberSet, StringSet
 from .orm import SingleTable, attribute_bag, computed_key, item_collection, key_of
 from .pagination import Page, paginate
@@ -21,6 +22,7 @@ __all__ = [
     "StringSet",
     "__version__",
     "attribute_bag",
+    "capacity",
     "computed_key",
     "exc",
     "explain",

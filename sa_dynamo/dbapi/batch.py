@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from . import capacity
 from . import statement as stmt
 from .errors import (
     DUPLICATE_CODES,
@@ -184,7 +185,9 @@ def _answered(
     for attempt in range(_BATCH_ATTEMPTS):
         if attempt:
             _pause(transport, attempt)
-        response = transport.send("BatchExecuteStatement", {"Statements": [bodies[i] for i in pending]})
+        response = transport.send(
+            "BatchExecuteStatement", capacity.asking({"Statements": [bodies[i] for i in pending]})
+        )
         # botocore resends a request whose answer was lost (a reset, a 500) and so do we for
         # throttled statements: an unseen attempt may have applied a statement.
         again = attempt > 0 or resent(response)
@@ -326,7 +329,7 @@ def _until_processed(
     for attempt in range(_BATCH_ATTEMPTS):
         if attempt:
             _pause(transport, attempt)
-        response = transport.send(operation, {"RequestItems": requests})
+        response = transport.send(operation, capacity.asking({"RequestItems": requests}))
         responses.append(response)
         requests = response.get(leftover) or {}
         if not requests:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import batch, overlay, values, writes
+from . import batch, capacity, overlay, values, writes
 from . import statement as stmt
 from .errors import NotSupportedError, in_row
 from .tables import Tables
@@ -187,7 +187,7 @@ class Buffer:
             statement = f"SELECT * FROM {writes.quote(table)} WHERE {where}"
             log.info("%s -- the item as committed, read once for this transaction", statement)
             body = {"Statement": statement, "Parameters": [value for _, value in key], "ConsistentRead": True}
-            items = self.transport.send("ExecuteStatement", body).get("Items", [])
+            items = self.transport.send("ExecuteStatement", capacity.asking(body)).get("Items", [])
             self._committed[known] = items[0] if items else None
         return self._committed[known]
 

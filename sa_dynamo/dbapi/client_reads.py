@@ -59,7 +59,6 @@ class ClientRead(NamedTuple):
             for i in range(0, len(values), width)
         ]
         items, pages.pages = batch.read(pages.transport, reads)
-        pages.items_read = len(items)
         if self.keep is not None:
             items = [item for item in items if self.keep(deserialize_item(item))]
         return items
@@ -70,7 +69,6 @@ class ClientRead(NamedTuple):
         rows = sort_rows(rows, self.order)
         if self.hidden:
             names, rows = names[: -self.hidden], [row[: -self.hidden] for row in rows]
-        pages.log(len(rows))
         return names, rows
 
     def _check_held(self, held: int) -> None:

@@ -10,11 +10,13 @@ validate.py) when it is executed, so a commit sends only writes that passed.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
-from . import writes
+from . import capacity, writes
 from .buffer import Buffer, Pending
 from .cursor import Cursor
 from .errors import Error, InterfaceError, ProgrammingError, report_partial
@@ -45,6 +47,24 @@ class Connection:
         self.closed = False
         self.tables = Tables(transport, hide_parameters)
         self.buffer = Buffer(transport, self.tables, hide_parameters)
+        self._recording: capacity.Consumed | None = None
+        # What the last commit cost (an extension, as ``Cursor.consumed``): its ExecuteTransactions.
+        self.consumed = capacity.Consumed()
+        transport.observers.append(self._observe)
+
+    def _observe(self, operation: str, body: dict[str, Any], answer: Any) -> None:
+        if self._recording is not None and operation in capacity.DATA_PLANE:
+            self._recording.add(operation, body, answer)
+
+    @contextlib.contextmanager
+    def recording(self, consumed: capacity.Consumed) -> Iterator[None]:
+        """Every data-plane request sent meanwhile is added to ``consumed`` (a cursor's record
+        of its statement; a page read later, while fetching, is recorded again this way)."""
+        outer, self._recording = self._recording, consumed
+        try:
+            yield
+        finally:
+            self._recording = outer
 
     @property
     def hide_parameters(self) -> bool:
@@ -83,13 +103,17 @@ class Connection:
                 "AUTOCOMMIT for bulk writes"
             )
         chunks = [held[i : i + MAX_TRANSACTION_ACTIONS] for i in range(0, len(held), MAX_TRANSACTION_ACTIONS)]
-        for number, chunk in enumerate(chunks):
-            try:
-                self._commit_atomically(chunk)
-            except Error as error:
-                if len(chunks) == 1:
-                    raise
-                raise self._chunk_failed(error, chunks, number, merged_away) from None
+        self.consumed = capacity.Consumed()
+        with self.recording(self.consumed):
+            for number, chunk in enumerate(chunks):
+                try:
+                    self._commit_atomically(chunk)
+                except Error as error:
+                    if len(chunks) == 1:
+                        raise
+                    raise self._chunk_failed(error, chunks, number, merged_away) from None
+        if chunks:
+            capacity.report(self.consumed)
 
     @staticmethod
     def _chunk_failed(
@@ -117,7 +141,8 @@ class Connection:
         token = uuid.uuid4().hex
         try:
             self.transport.send(
-                "ExecuteTransaction", {"TransactStatements": statements, "ClientRequestToken": token}
+                "ExecuteTransaction",
+                capacity.asking({"TransactStatements": statements, "ClientRequestToken": token}),
             )
         except Error as error:
             error.statements = statements  # CancellationReasons are indexed like these

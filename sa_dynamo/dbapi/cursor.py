@@ -9,9 +9,10 @@ from __future__ import annotations
 import functools
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
-from . import batch, overlay, writes
+from . import batch, capacity, overlay, writes
 from . import statement as stmt
 from .client_reads import ClientRead
 from .errors import (
@@ -44,6 +45,8 @@ class Owner(Protocol):
     transport: Transport
     tables: Tables
     buffer: Buffer
+
+    def recording(self, consumed: capacity.Consumed) -> AbstractContextManager[None]: ...
 
 
 def request(operation: str, parameters: Sequence[Any] | None, hidden: bool = False) -> dict[str, Any]:
@@ -86,7 +89,8 @@ class Cursor:
     ``start_token`` (read exactly one page of rows; ``resume_token`` continues after it),
     ``client_read`` (a batch of key reads, or rows sorted on the client: see client_reads.py),
     ``describe()`` (a dry run), ``matched_nothing()`` (the answer to a WHERE known to match
-    nothing) and ``pages`` / ``skipped`` (requests made, items dropped).
+    nothing), ``pages`` / ``skipped`` (requests made, items dropped) and ``consumed`` (what
+    the last statement cost: capacity.py; complete once its rows are fetched or it is closed).
 
     ``description`` is fixed when ``execute`` returns. A projection names the columns; for
     ``SELECT *`` they are the attributes of the first non-empty page, so an attribute that only
@@ -128,6 +132,8 @@ class Cursor:
         self.start_token: str | None = None
         self.resume_token: str | None = None  # survives close(): read after the rows are consumed
         self._closed = False
+        self.consumed = capacity.Consumed()
+        self._unfinished = False  # a statement whose figures are not yet complete (rows to fetch)
         self._reset()
 
     @property
@@ -145,6 +151,7 @@ class Cursor:
     def close(self) -> None:
         # rowcount outlives close(): SQLAlchemy may read it after closing an executemany cursor.
         rowcount = self.rowcount
+        self._finish()
         self._reset()
         self.rowcount = rowcount
         self._closed = True
@@ -157,7 +164,14 @@ class Cursor:
 
     def execute(self, operation: str, parameters: Sequence[Any] | None = None) -> Cursor:
         self._check_open()
-        self._reset()
+        self._start(operation)
+        with self.connection.recording(self.consumed):
+            self._execute(operation, parameters)
+        if self.description is None:
+            self._finish()
+        return self
+
+    def _execute(self, operation: str, parameters: Sequence[Any] | None) -> None:
         body = request(operation, parameters, self.connection.hide_parameters)
         kind = _kind(operation)
         if kind == "SELECT":
@@ -175,13 +189,12 @@ class Cursor:
             raise ProgrammingError(
                 f"cannot run a {kind or 'blank'} statement: use SELECT, INSERT, UPDATE, DELETE or PUT"
             )
-        return self
 
     def describe(self, operation: str) -> Cursor:
         """Set ``description`` as ``execute`` would, with no rows, sending nothing (for a dry run
         such as ``sa_dynamo.explain``). ``SELECT *`` describes no columns."""
         self._check_open()
-        self._reset()
+        self._start(operation, sends=False)
         if _kind(operation) == "SELECT":
             names = projection(operation)
             hidden = self.client_read.hidden if self.client_read is not None else self.hidden_columns
@@ -195,9 +208,10 @@ class Cursor:
     def computed(self, names: Sequence[str] | None, rows: list[tuple], rowcount: int = -1) -> Cursor:
         """The result of a statement its caller computed on the client over the reads and writes
         it made through other cursors of this connection (a join, GROUP BY, an UPDATE by any
-        WHERE): the rows of ``names`` (None: a write, no rows), or ``rowcount``; nothing is sent."""
+        WHERE): the rows of ``names`` (None: a write, no rows), or ``rowcount``; nothing is sent
+        (what the other cursors sent is in their ``consumed``)."""
         self._check_open()
-        self._reset()
+        self._start("", sends=False)
         if names is not None:
             self._set_result(names, rows)
         else:
@@ -230,14 +244,20 @@ class Cursor:
         in AUTOCOMMIT a failure after that raises an error whose ``applied``, ``unapplied`` and
         ``unknown`` are row indexes."""
         self._check_open()
-        self._reset()
+        self._start(statements[0][0] if statements else "")
+        with self.connection.recording(self.consumed):
+            self._execute_batch(kind, statements)
+        self._finish()
+        return self
+
+    def _execute_batch(self, kind: str, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
         if kind not in ("INSERT", "UPDATE", "DELETE", "PUT"):
             raise NotSupportedError(
                 "executemany runs INSERT, UPDATE, DELETE or PUT, one kind at a time; run a SELECT with execute()"
             )
         if not statements:
             self.rowcount = 0
-            return self
+            return
         hidden, rows = self.connection.hide_parameters, len(statements)
         bodies = []
         for row, (operation, parameters) in enumerate(statements):
@@ -259,7 +279,6 @@ class Cursor:
             self.rowcount, error = batch.execute(self.connection.transport, kind, bodies, checked)
             if error is not None:
                 raise error
-        return self
 
     def fetchone(self) -> tuple | None:
         self._check_open()
@@ -292,6 +311,23 @@ class Cursor:
 
     # -- results -------------------------------------------------------------------------
 
+    def _start(self, operation: str, sends: bool = True) -> None:
+        """A new statement: the last one's figures completed, a fresh record for this one's
+        (logged when complete unless the statement ``sends`` nothing)."""
+        self._finish()
+        self._reset()
+        found = stmt.source(operation) if operation else None
+        self.consumed = capacity.Consumed(source="/".join(filter(None, found)) if found else "")
+        self._unfinished = sends
+
+    def _finish(self) -> None:
+        """The statement's figures are complete: its rows counted, its INFO line logged."""
+        if not self._unfinished:
+            return
+        self._unfinished = False
+        self.consumed.rows = self._delivered
+        capacity.report(self.consumed)
+
     def _reset(self) -> None:
         self.description = None
         self.rowcount = -1
@@ -320,14 +356,12 @@ class Cursor:
             names, pages.rest = self.star_columns
         if self.count is not None:
             self._set_result(("count",), [(pages.count(body, self.count, names[0]),)])
-            pages.log(1)
             return
         self.resume_token = None
         if self.page_rows is not None:
             rows = pages.one_page(body, names, self.page_rows, self.start_token)
             self.resume_token = pages.next_token
             self._set_result(pages.names, rows)
-            pages.log(len(rows))
             return
         if self.client_read is not None:  # filtered or sorted here: every row is held first
             self._set_result(*self.client_read.rows(pages, body, names))
@@ -361,8 +395,10 @@ class Cursor:
             self._rows.clear()
             self._pages.request = None
         while True:
-            while not self._rows and self._pages.request is not None:
-                self._rows.extend(self._pages.next_rows())
+            if not self._rows and self._pages.request is not None:
+                with self.connection.recording(self.consumed):
+                    while not self._rows and self._pages.request is not None:
+                        self._rows.extend(self._pages.next_rows())
             if self._skipped >= self.skip_rows or not self._rows:
                 break
             dropped = min(self.skip_rows - self._skipped, len(self._rows))
@@ -372,7 +408,7 @@ class Cursor:
         if not self._rows:
             if self.rowcount == -1:
                 self.rowcount = self._delivered
-                self._pages.log(self._delivered)
+                self._finish()
             return False
         return True
 
@@ -389,7 +425,7 @@ class Cursor:
     def _write_now(self, kind: str, operation: str, body: dict[str, Any]) -> None:
         write = self.connection.tables.checked(stmt.without_returning_old(operation), body)
         try:
-            response = self.connection.transport.send("ExecuteStatement", body)
+            response = self.connection.transport.send("ExecuteStatement", capacity.asking(body))
         except Error as error:
             if error.code == CONDITION_FAILED and kind in ("UPDATE", "DELETE"):
                 self.rowcount = 0  # SQL: the WHERE matched no row

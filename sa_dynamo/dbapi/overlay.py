@@ -145,7 +145,6 @@ def read(
         if cursor.count == "values":  # COUNT(attribute): the items where it is present and not NULL
             attribute = projection(operation)[0]
             merged = [i for i in merged if attribute in i and "NULL" not in i[attribute]]
-        pages.log(1)
         return ("count",), [(len(merged),)]
     if paths is not None:
         if cursor.hidden_columns:

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from . import capacity
 from . import statement as stmt
 from .errors import DataError, ProgrammingError
 from .ordering import sort_key
@@ -120,9 +121,6 @@ class Pages:
         self.star_order = star_order  # SELECT *: the columns that come first
         self.pages = 0
         self.skipped = 0
-        self.items_read = 0
-        self.capacity = 0.0
-        self.started = time.perf_counter()
         self.names: Sequence[str] = ()
         self.paths: list[tuple[stmt.Step, ...]] | None = None  # set for a covered projection
         self.rest: str | None = None  # the column holding every attribute the other names do not
@@ -313,7 +311,7 @@ class Pages:
         if self.next_token:
             body = dict(body, NextToken=self.next_token)
         started = time.perf_counter()
-        body = dict(body, ReturnConsumedCapacity="TOTAL")
+        body = capacity.asking(body)
         response = self.transport.send("ExecuteStatement", body, wire=wire)
         self.pages += 1
         self.wire = WIRE_ITEMS in response
@@ -321,8 +319,6 @@ class Pages:
         if self.descending is not None and self.transport.descending_pages is None:
             self._judge(items)
         self.next_token = response.get("NextToken")
-        self.items_read += len(items)
-        self.capacity += response.get("ConsumedCapacity", {}).get("CapacityUnits", 0.0)
         log.debug(
             "ExecuteStatement page %d: %d items, more=%s, %.1f ms",
             self.pages,
@@ -366,16 +362,4 @@ class Pages:
         return tuple(
             rest if name == self.rest else (None if (v := item.get(name)) is None else value(v))
             for name in self.names
-        )
-
-    def log(self, rows: int) -> None:
-        """One line per SELECT once it is read: pages, items, rows, capacity, time."""
-        log.info(
-            "ExecuteStatement read %d pages, %d items, %d rows%s, %.1f capacity units, %.1f ms",
-            self.pages,
-            self.items_read,
-            rows,
-            f" ({self.skipped} of unknown kinds skipped)" if self.skipped else "",
-            self.capacity,
-            (time.perf_counter() - self.started) * 1000,
         )

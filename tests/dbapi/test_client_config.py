@@ -137,6 +137,6 @@ def test_botocore_serializes_a_stand_in_on_the_driver_s_client(endpoint_url: str
         events.register("before-parameter-build.dynamodb.ExecuteStatement", before_serializing)
         connection.cursor().execute(select, ("k", "s")).fetchall()
     assert seen == [
-        {"Statement": select, "Parameters": [], "ReturnConsumedCapacity": "TOTAL"},
-        {"Statement": select, "Parameters": [{"S": "k"}, {"S": "s"}], "ReturnConsumedCapacity": "TOTAL"},
+        {"Statement": select, "Parameters": [], "ReturnConsumedCapacity": "INDEXES"},
+        {"Statement": select, "Parameters": [{"S": "k"}, {"S": "s"}], "ReturnConsumedCapacity": "INDEXES"},
     ]

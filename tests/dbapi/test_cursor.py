@@ -195,12 +195,12 @@ def test_consistent_read_and_parameters_reach_the_request(
         "Parameters": [{"S": "a"}],
         "ConsistentRead": True,
         "Limit": 5,
-        "ReturnConsumedCapacity": "TOTAL",
+        "ReturnConsumedCapacity": "INDEXES",
     }
     # no empty Parameters list
     assert second == {
         "Statement": f"SELECT * FROM {table.ref} WHERE \"pk\" = 'a'",
-        "ReturnConsumedCapacity": "TOTAL",
+        "ReturnConsumedCapacity": "INDEXES",
     }
 
 
@@ -422,7 +422,9 @@ def test_a_finished_select_is_logged_with_its_pages_and_rows(
         cur.execute(f'SELECT "sk" FROM {table.ref} WHERE "pk" = ?', ["log"])
         assert len(cur.fetchall()) == 5
         cur.fetchall()
-    lines = [r.getMessage() for r in caplog.records if "ExecuteStatement read" in r.getMessage()]
-    assert len(lines) == 1
-    assert lines[0].startswith("ExecuteStatement read 3 pages, 5 items, 5 rows, 0.0 capacity units, ")
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("ExecuteStatement")]
+    # DynamoDB Local reports no consumed capacity for PartiQL (docs/partiql-findings.md)
+    assert lines == [
+        f"ExecuteStatement {table.name}: 3 requests, 5 items read, 5 rows, capacity not reported"
+    ]
     assert "log" not in lines[0]  # parameters never appear in the log
