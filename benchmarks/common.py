@@ -64,7 +64,8 @@ class Env:
             "dynamodb", endpoint_url=self.endpoint_url, region_name=REGION, **LOCAL_CREDENTIALS
         )
         host = self.endpoint_url.removeprefix("http://")
-        self.engine = create_engine(f"{DIALECT}://{host}")  # the default transport: the driver's HTTP
+        # the driver's HTTP transport (the default) named, so SA_DYNAMO_TRANSPORT cannot swap it
+        self.engine = create_engine(f"{DIALECT}://{host}?transport=http")
         self.botocore_engine = create_engine(f"{DIALECT}://{host}?transport=botocore")
         self.floor = Floor(self.endpoint_url, REGION)
 

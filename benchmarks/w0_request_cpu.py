@@ -97,7 +97,10 @@ def contenders(reads: int) -> Iterator[dict[str, Callable[[], None]]]:
     raw.meta.events.register("before-send.dynamodb", canned)
     key = f"{LOCAL_CREDENTIALS['aws_access_key_id']}:{quote(LOCAL_CREDENTIALS['aws_secret_access_key'])}"
     url = f"{common.DIALECT}://{key}@canned.invalid:9?region_name={common.REGION}"
-    engines = {"": create_engine(url), BOTOCORE: create_engine(f"{url}&transport=botocore")}
+    engines = {
+        "": create_engine(f"{url}&transport=http"),
+        BOTOCORE: create_engine(f"{url}&transport=botocore"),
+    }
     table = f"bench_request_path_{uuid.uuid4().hex[:6]}"  # never created: nothing is sent
     model = orm_model(table)
     columns = model.__table__.c

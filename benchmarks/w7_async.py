@@ -83,9 +83,9 @@ def contenders(
     host = endpoint_url.removeprefix("http://")
     engines = {
         suffix: create_async_engine(f"dynamodb+aiobotocore://{host}{query}", pool_size=TASKS, max_overflow=0)
-        for suffix, query in (("", ""), (BOTOCORE, "?transport=botocore"))
+        for suffix, query in (("", "?transport=http"), (BOTOCORE, "?transport=botocore"))
     }
-    sync_engine = create_engine(f"{DIALECT}://{host}")
+    sync_engine = create_engine(f"{DIALECT}://{host}?transport=http")
 
     async def open_pool(engine: Any) -> None:  # every pooled connection opened before timing
         connections = [await engine.connect() for _ in range(TASKS)]
