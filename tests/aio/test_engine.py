@@ -153,7 +153,7 @@ async def test_the_aiobotocore_client_is_as_lean_as_boto3_s(make_aio_engine, aio
             events.unregister("before-parameter-build.dynamodb.BatchExecuteStatement", before_serializing)
         with pytest.raises(sa_dynamo.dbapi.Error, match="greater than or equal to 1"):
             await greenlet_spawn(driver.transport.send, "ListTables", {"Limit": 0})
-    assert serialized == [{"Statements": []}, {"Statements": []}]
+    assert serialized == [{"Statements": [], "ReturnConsumedCapacity": "INDEXES"}] * 2
     assert [len(body["Statements"]) for body in sent] == [25, 5]
     assert sent[1]["Statements"][4]["Parameters"] == [{"S": "lean"}, {"S": "s29"}, {"N": "29"}]
 

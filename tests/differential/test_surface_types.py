@@ -19,7 +19,10 @@ from .types_family import WEIGHTS, TypedFamily
 PROGRAMS = 200  # hypothesis examples: one program each
 LENGTH = (4, 16)  # statements per program
 MIN_STATEMENTS = 2000
-MAX_REFUSED = 0.10
+# The generator draws, on purpose, tests DynamoDB cannot answer and SQL answers with a type's
+# quirks (size() of a number, a bare non-Boolean column as a condition, an ordering of a JSON
+# document): each must be refused before anything is sent, and they are about a tenth of a run.
+MAX_REFUSED = 0.15
 
 
 def test_every_type_gives_sqlites_answers(typed_tables: tuple[Engine, Engine, Table, type]) -> None:
