@@ -7,7 +7,6 @@ wrote first: every row must agree. The seeds are fixed, so a run repeats the las
 from __future__ import annotations
 
 import random
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from decimal import Decimal
@@ -18,9 +17,7 @@ from sqlalchemy import (
     Column,
     Engine,
     Integer,
-    MetaData,
     Numeric,
-    String,
     Table,
     distinct,
     func,
@@ -29,33 +26,9 @@ from sqlalchemy import (
     select,
 )
 from support.beside_sqlite import filled_alike
+from support.shop import shop_tables
 
-metadata = MetaData()
-suffix = uuid.uuid4().hex[:8]
-customers = Table(
-    f"diff_customers_{suffix}",
-    metadata,
-    Column("id", String, primary_key=True),
-    Column("name", String),
-    Column("tier", Integer),
-    Column("balance", Numeric(10, 2)),
-)
-orders = Table(
-    f"diff_orders_{suffix}",
-    metadata,
-    Column("id", Integer, primary_key=True),
-    Column("customer_id", String, index=True),
-    Column("total", Integer),
-    Column("status", String),
-)
-lines = Table(
-    f"diff_lines_{suffix}",
-    metadata,
-    Column("order_id", Integer, primary_key=True),
-    Column("line_no", Integer, primary_key=True),
-    Column("qty", Integer),
-    Column("product", String),
-)
+metadata, customers, orders, lines = shop_tables("diff")
 COLUMNS = {table: list(table.columns) for table in (customers, orders, lines)}
 STATEMENTS = 125  # per seed and setting: 500 in all
 
@@ -69,6 +42,7 @@ def _data(draw: random.Random) -> dict[Table, list[dict[str, Any]]]:
             {
                 "id": f"C{i}",
                 "name": maybe(draw.choice("abc")),
+                "region": maybe(draw.choice(["a", "b"])),
                 "tier": maybe(draw.randint(0, 3)),
                 "balance": maybe(Decimal(draw.randint(-500, 500)) / 4),
             }

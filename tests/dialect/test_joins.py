@@ -6,7 +6,6 @@ IN), joined on the client; a side no key reaches is refused with the index to ad
 from __future__ import annotations
 
 import math
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,7 +14,6 @@ from sqlalchemy import (
     Column,
     Engine,
     Integer,
-    MetaData,
     String,
     Table,
     and_,
@@ -28,38 +26,14 @@ from sqlalchemy import (
 from sqlalchemy.exc import CompileError
 from support.beside_sqlite import filled_alike, rows_of, same_rows
 from support.sent import requests_built
+from support.shop import shop_tables
 
 import sa_dynamo
 from sa_dynamo.dialect.base import DynamoDBDialect
 
-metadata = MetaData()
-suffix = uuid.uuid4().hex[:8]
-customers = Table(
-    f"join_customers_{suffix}",
-    metadata,
-    Column("id", String, primary_key=True),
-    Column("name", String),
-    Column("region", String),
-    Column("tier", Integer),
-)
-orders = Table(
-    f"join_orders_{suffix}",
-    metadata,
-    Column("id", Integer, primary_key=True),
-    Column("customer_id", String, index=True),
-    Column("total", Integer),
-    Column("status", String),
-)
-lines = Table(
-    f"join_lines_{suffix}",
-    metadata,
-    Column("order_id", Integer, primary_key=True),
-    Column("line_no", Integer, primary_key=True),
-    Column("product", String),
-    Column("qty", Integer),
-)
+metadata, customers, orders, lines = shop_tables("join")
 returns = Table(
-    f"join_returns_{suffix}",
+    f"{orders.name}_returns",
     metadata,
     Column("order_id", Integer, primary_key=True),
     Column("line_no", Integer, primary_key=True),
