@@ -86,37 +86,41 @@ class Address(QuickStartBase):
 # -- doc/build/orm/queryguide/_single_inheritance.rst ----------------------------------------
 
 
-class InheritanceBase(DeclarativeBase):
-    pass
+def guide_employees(tablename: str, load: str | None = None) -> tuple[type, type, type, type]:
+    """The guide's Employee/Manager/Engineer mapping on its own base and table; ``load`` is the
+    subclasses' ``polymorphic_load``."""
+
+    class Base(DeclarativeBase):
+        pass
+
+    class Employee(Base):
+        __tablename__ = tablename
+        id: Mapped[int] = mapped_column(primary_key=True)
+        name: Mapped[str]
+        type: Mapped[str]
+
+        def __repr__(self):
+            return f"{self.__class__.__name__}({self.name!r})"
+
+        __mapper_args__ = {
+            "polymorphic_identity": "employee",
+            "polymorphic_on": "type",
+        }
+
+    loading = {"polymorphic_load": load} if load else {}
+
+    class Manager(Employee):
+        manager_name: Mapped[str] = mapped_column(nullable=True)
+        __mapper_args__ = {"polymorphic_identity": "manager", **loading}
+
+    class Engineer(Employee):
+        engineer_info: Mapped[str] = mapped_column(nullable=True)
+        __mapper_args__ = {"polymorphic_identity": "engineer", **loading}
+
+    return Base, Employee, Manager, Engineer
 
 
-class Employee(InheritanceBase):
-    __tablename__ = EMPLOYEES
-    id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str]
-    type: Mapped[str]
-
-    def __repr__(self):
-        return f"{self.__class__.__name__}({self.name!r})"
-
-    __mapper_args__ = {
-        "polymorphic_identity": "employee",
-        "polymorphic_on": "type",
-    }
-
-
-class Manager(Employee):
-    manager_name: Mapped[str] = mapped_column(nullable=True)
-    __mapper_args__ = {
-        "polymorphic_identity": "manager",
-    }
-
-
-class Engineer(Employee):
-    engineer_info: Mapped[str] = mapped_column(nullable=True)
-    __mapper_args__ = {
-        "polymorphic_identity": "engineer",
-    }
+InheritanceBase, Employee, Manager, Engineer = guide_employees(EMPLOYEES)
 
 
 # -- running a guide on both databases -----------------------------------------------------
@@ -464,37 +468,7 @@ def test_polymorphic_load_inline_selects_every_column(engines: tuple[Engine, Eng
     every SELECT of Employee; the guide prints that SELECT. (Its own table: mapped classes that
     share a DynamoDB table must not repeat a discriminator value.)"""
 
-    class Base(DeclarativeBase):
-        pass
-
-    class Employee(Base):
-        __tablename__ = INLINE_EMPLOYEES
-        id: Mapped[int] = mapped_column(primary_key=True)
-        name: Mapped[str]
-        type: Mapped[str]
-
-        def __repr__(self):
-            return f"{self.__class__.__name__}({self.name!r})"
-
-        __mapper_args__ = {
-            "polymorphic_identity": "employee",
-            "polymorphic_on": "type",
-        }
-
-    class Manager(Employee):
-        manager_name: Mapped[str] = mapped_column(nullable=True)
-        __mapper_args__ = {
-            "polymorphic_identity": "manager",
-            "polymorphic_load": "inline",
-        }
-
-    class Engineer(Employee):
-        engineer_info: Mapped[str] = mapped_column(nullable=True)
-        __mapper_args__ = {
-            "polymorphic_identity": "engineer",
-            "polymorphic_load": "inline",
-        }
-
+    Base, Employee, _, _ = guide_employees(INLINE_EMPLOYEES, load="inline")
     sqlite, dynamodb = engines
     stmt = select(Employee)
     assert " ".join(str(stmt.compile(sqlite)).split()) == (
