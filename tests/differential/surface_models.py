@@ -22,6 +22,7 @@ from sqlalchemy import JSON, ForeignKey, Index, Numeric, String
 from sqlalchemy.ext.associationproxy import association_proxy
 from sqlalchemy.ext.mutable import MutableDict
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from support.memberships import membership_models
 
 import sa_dynamo
 
@@ -102,42 +103,8 @@ def dynamodb_models(prefix: str) -> SimpleNamespace:
         note: Mapped[str | None]
         extra: Mapped[dict] = sa_dynamo.attribute_bag()
 
-    class Entity(sa_dynamo.SingleTable, Base):
-        __tablename__ = f"{prefix}_social"
-        __table_args__ = (Index("inverted", "sk", "pk", dynamodb_projection="ALL"),)
-        pk: Mapped[str] = mapped_column(primary_key=True)
-        sk: Mapped[str] = mapped_column(primary_key=True)
-        user_id: Mapped[str | None]
-        group_id: Mapped[str | None]
-
-    class User(Entity):
-        __key_templates__ = {"pk": "USER#{user_id}", "sk": "USER#{user_id}"}
-        name: Mapped[str | None]
-        memberships: Mapped[list[Membership]] = relationship(
-            primaryjoin="User.user_id == remote(foreign(Membership.user_id))",
-            back_populates="user",
-            cascade="all, delete-orphan",
-        )
-        groups = association_proxy("memberships", "group")
-
-    class Group(Entity):
-        __key_templates__ = {"pk": "GROUP#{group_id}", "sk": "GROUP#{group_id}"}
-        title: Mapped[str | None]
-        memberships: Mapped[list[Membership]] = relationship(
-            primaryjoin="Group.group_id == remote(foreign(Membership.group_id))",
-            back_populates="group",
-            cascade="all, delete-orphan",
-        )
-
-    class Membership(Entity):
-        __key_templates__ = {"pk": "USER#{user_id}", "sk": "GROUP#{group_id}"}
-        role: Mapped[str | None]
-        user: Mapped[User] = relationship(
-            primaryjoin="remote(User.user_id) == foreign(Membership.user_id)", back_populates="memberships"
-        )
-        group: Mapped[Group] = relationship(
-            primaryjoin="remote(Group.group_id) == foreign(Membership.group_id)", back_populates="memberships"
-        )
+    social = membership_models(Base, f"{prefix}_social")
+    User, Group, Membership = social.User, social.Group, social.Membership
 
     return SimpleNamespace(
         Base=Base,

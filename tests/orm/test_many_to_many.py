@@ -10,10 +10,10 @@ import uuid
 from types import SimpleNamespace
 
 import pytest
-from sqlalchemy import Index, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.associationproxy import association_proxy
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship, selectinload
+from sqlalchemy.orm import DeclarativeBase, Session, selectinload
+from support.memberships import membership_models
 from support.sent import operations_sent
 
 import sa_dynamo
@@ -24,45 +24,7 @@ def make_groups(table: str) -> SimpleNamespace:
     class Base(DeclarativeBase):
         pass
 
-    class Entity(sa_dynamo.SingleTable, Base):
-        __tablename__ = table
-        __table_args__ = (Index("inverted", "sk", "pk", dynamodb_projection="ALL"),)
-        pk: Mapped[str] = mapped_column(primary_key=True)
-        sk: Mapped[str] = mapped_column(primary_key=True)
-        user_id: Mapped[str | None]
-        group_id: Mapped[str | None]
-
-    class User(Entity):
-        __key_templates__ = {"pk": "USER#{user_id}", "sk": "USER#{user_id}"}
-        name: Mapped[str | None]
-        memberships: Mapped[list[Membership]] = relationship(
-            primaryjoin="User.user_id == remote(foreign(Membership.user_id))",
-            back_populates="user",
-            cascade="all, delete-orphan",
-        )
-        groups = association_proxy("memberships", "group", creator=lambda group: Membership(group=group))
-
-    class Group(Entity):
-        __key_templates__ = {"pk": "GROUP#{group_id}", "sk": "GROUP#{group_id}"}
-        title: Mapped[str | None]
-        memberships: Mapped[list[Membership]] = relationship(
-            primaryjoin="Group.group_id == remote(foreign(Membership.group_id))",
-            back_populates="group",
-            cascade="all, delete-orphan",
-        )
-        members = association_proxy("memberships", "user", creator=lambda user: Membership(user=user))
-
-    class Membership(Entity):
-        __key_templates__ = {"pk": "USER#{user_id}", "sk": "GROUP#{group_id}"}
-        role: Mapped[str | None]
-        user: Mapped[User] = relationship(
-            primaryjoin="remote(User.user_id) == foreign(Membership.user_id)", back_populates="memberships"
-        )
-        group: Mapped[Group] = relationship(
-            primaryjoin="remote(Group.group_id) == foreign(Membership.group_id)", back_populates="memberships"
-        )
-
-    return SimpleNamespace(Base=Base, User=User, Group=Group, Membership=Membership)
+    return SimpleNamespace(Base=Base, **vars(membership_models(Base, table)))
 
 
 @pytest.fixture
