@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 from sqlalchemy import ForeignKey, String, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship, selectinload
+from support.quick_start import quick_start_users
 
 from sa_dynamo import check
 from sa_dynamo.exc import ScanWarning
@@ -67,23 +68,7 @@ def test_the_orm_quick_start_never_scans(engine, models, plans):
     User, Address = models.User, models.Address
     strict = engine.execution_options(dynamodb_scan="error")
     with Session(strict) as session:
-        spongebob = User(
-            id=1,
-            name="spongebob",
-            fullname="Spongebob Squarepants",
-            addresses=[Address(id=1, email_address="spongebob@sqlalchemy.org")],
-        )
-        sandy = User(
-            id=2,
-            name="sandy",
-            fullname="Sandy Cheeks",
-            addresses=[
-                Address(id=2, email_address="sandy@sqlalchemy.org"),
-                Address(id=3, email_address="sandy@squirrelpower.org"),
-            ],
-        )
-        patrick = User(id=3, name="patrick", fullname="Patrick Star")
-        session.add_all([spongebob, sandy, patrick])
+        session.add_all(quick_start_users(User, Address))
         session.commit()
 
     with Session(strict) as session:

@@ -40,6 +40,7 @@ import pytest
 from sqlalchemy import Engine, ForeignKey, String, create_engine, event, inspect, select
 from sqlalchemy.exc import CompileError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship, with_polymorphic
+from support.quick_start import quick_start_users
 
 from sa_dynamo.exc import ScanNotAllowed
 
@@ -212,24 +213,7 @@ def test_orm_quick_start(engines: tuple[Engine, Engine], operations: list[str]) 
 
     def create_objects_and_persist(side: Side) -> None:
         with Session(side.engine) as session:
-            spongebob = User(
-                id=1,
-                name="spongebob",
-                fullname="Spongebob Squarepants",
-                addresses=[Address(id=1, email_address="spongebob@sqlalchemy.org")],
-            )
-            sandy = User(
-                id=2,
-                name="sandy",
-                fullname="Sandy Cheeks",
-                addresses=[
-                    Address(id=2, email_address="sandy@sqlalchemy.org"),
-                    Address(id=3, email_address="sandy@squirrelpower.org"),
-                ],
-            )
-            patrick = User(id=3, name="patrick", fullname="Patrick Star")
-
-            session.add_all([spongebob, sandy, patrick])
+            session.add_all(quick_start_users(User, Address))
 
             session.commit()
 
