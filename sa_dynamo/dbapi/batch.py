@@ -23,6 +23,7 @@ from .errors import (
     DUPLICATE_CODES,
     MISSING_TABLE_CODES,
     Error,
+    NotSupportedError,
     OperationalError,
     ProgrammingError,
     batch_error_class,
@@ -280,6 +281,12 @@ def put(transport: Transport, tables: Tables, bodies: list[dict[str, Any]]) -> i
             writes.append(tables.checked(body["Statement"], body))
     if None in writes:
         raise ProgrammingError("PUT takes the form PUT INTO \"table\" VALUE {'attribute': ?, ...}")
+    for write in writes:
+        if write is not None and tables.unique(write.table):
+            raise NotSupportedError(
+                f"PUT overwrites an item of {write.table!r}, whose unique constraints are kept by guard "
+                "items that only a transaction can move: INSERT the row, or UPDATE the one stored"
+            )
     outcome = Outcome(len(bodies))
     chunks = chunks_of(writes)
     for number, chunk in enumerate(chunks):

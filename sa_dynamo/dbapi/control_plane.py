@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from . import unique
 from .errors import Error, OperationalError, ProgrammingError
 from .transport import Transport
 from .validate import TableRules, check_name, rules_from_description
@@ -23,6 +24,8 @@ _WAIT_SECONDS = 600
 # the table is ACTIVE (UpdateTimeToLive's TimeToLiveSpecification), and whether an index is local.
 TTL_KEY = "TimeToLiveSpecification"
 LOCAL_INDEX_KEY = "LocalIndex"
+# ... and the table of the guard items of the table's unique constraints, created and deleted with it
+GUARD_TABLE_KEY = "UniqueGuardTable"
 
 
 def _wait(transport: Transport, what: str, done: Any) -> None:
@@ -84,13 +87,13 @@ def time_to_live_attribute(transport: Transport, table: str) -> str | None:
 
 
 def list_tables(transport: Transport, page_size: int | None = None) -> list[str]:
-    """Every table name, following ListTables paging (``page_size`` names per request; at most
-    100, DynamoDB's default)."""
+    """Every table name but the guard tables of unique constraints (unique.py), following
+    ListTables paging (``page_size`` names per request; at most 100, DynamoDB's default)."""
     names: list[str] = []
     request: dict[str, Any] = {} if page_size is None else {"Limit": page_size}
     while True:
         page = transport.send("ListTables", request)
-        names += page.get("TableNames", [])
+        names += [name for name in page.get("TableNames", []) if not unique.is_guard_table(name)]
         if "LastEvaluatedTableName" not in page:
             return names
         request = {**request, "ExclusiveStartTableName": page["LastEvaluatedTableName"]}
@@ -112,17 +115,24 @@ def _index_status(transport: Transport, table: str, index: str) -> str | None:
 def create_table(transport: Transport, request: dict[str, Any]) -> None:
     request = dict(request)
     ttl = request.pop(TTL_KEY, None)
+    guards = request.pop(GUARD_TABLE_KEY, None)
     name = request["TableName"]
     transport.send("CreateTable", _named(request))
     _wait(transport, f"table {name} to become ACTIVE", lambda: _status(transport, name) == "ACTIVE")
     if ttl:
         transport.send("UpdateTimeToLive", {"TableName": name, TTL_KEY: ttl})
+    if guards:
+        create_table(transport, guards)
 
 
 def delete_table(transport: Transport, request: dict[str, Any]) -> None:
+    request = dict(request)
+    guards = request.pop(GUARD_TABLE_KEY, None)
     name = request["TableName"]
     transport.send("DeleteTable", _named(request))
     _wait(transport, f"table {name} to be deleted", lambda: _status(transport, name) is None)
+    if guards and _status(transport, guards["TableName"]) is not None:
+        delete_table(transport, guards)
 
 
 def create_index(transport: Transport, request: dict[str, Any]) -> None:

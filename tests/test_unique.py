@@ -1,0 +1,300 @@
+"""Unique constraints (``unique=True``, ``UniqueConstraint``, a unique Index) are kept by guard
+items written in the same transaction as the row, judged against SQLite running the same
+SQLAlchemy code: the same outcome (IntegrityError or not) and the same rows afterwards, for
+inserts, updates that move a value, deletes that free one, duplicates within one flush, a
+composite constraint, NULLs (which take no guard), on the ORM, Core in a transaction and in
+AUTOCOMMIT, and UPDATE/DELETE by a WHERE that is not the key. Reads never see a guard.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from sqlalchemy import (
+    Index,
+    Numeric,
+    String,
+    UniqueConstraint,
+    create_engine,
+    delete,
+    func,
+    insert,
+    inspect,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+SUFFIX = uuid.uuid4().hex[:8]
+SCAN = {"dynamodb_scan": "allow"}
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Hero(Base):
+    __tablename__ = f"uq_hero_{SUFFIX}"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(unique=True)
+    age: Mapped[int | None]
+    nickname: Mapped[str | None] = mapped_column(String, unique=True)  # NULL in many rows
+
+
+class Seat(Base):
+    """A composite constraint: one hero per (team, slot); a seat with no slot takes no guard."""
+
+    __tablename__ = f"uq_seat_{SUFFIX}"
+    __table_args__ = (UniqueConstraint("team", "slot"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    team: Mapped[str]
+    slot: Mapped[int | None]
+
+
+class Code(Base):
+    """Numbers in unique columns: equal numbers are one value, near ones are not; a unique
+    Index is a GSI and a constraint."""
+
+    __tablename__ = f"uq_code_{SUFFIX}"
+    __table_args__ = (Index("by_serial", "serial", unique=True),)
+    id: Mapped[str] = mapped_column(primary_key=True)
+    amount: Mapped[Decimal | None] = mapped_column(Numeric(10, 2), unique=True)
+    serial: Mapped[int | None]
+
+
+HERO, SEAT, CODE = Hero.__table__, Seat.__table__, Code.__table__
+
+
+@pytest.fixture(scope="module")
+def engines(endpoint_url: str) -> Iterator[tuple[Any, Any]]:
+    dynamo = create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}")
+    sqlite = create_engine("sqlite://")
+    for engine in (dynamo, sqlite):
+        Base.metadata.create_all(engine)
+    yield dynamo, sqlite
+    Base.metadata.drop_all(dynamo)
+    dynamo.dispose()
+    sqlite.dispose()
+
+
+@pytest.fixture
+def seeded(engines) -> Iterator[tuple[Any, Any]]:
+    """Three heroes, two seats; everything deleted after (freeing every guard)."""
+    for engine in engines:
+        with Session(engine) as session:
+            session.add_all(
+                [
+                    Hero(id=1, name="Deadpond", age=30),
+                    Hero(id=2, name="Rusty-Man", age=48, nickname="Rusty"),
+                    Hero(id=3, name="Spider-Boy", age=16),
+                    Seat(id=1, team="a", slot=1),
+                    Seat(id=2, team="a", slot=None),
+                ]
+            )
+            session.commit()
+    yield engines
+    for engine in engines:
+        with Session(engine) as session:
+            for cls in (Hero, Seat, Code):
+                for row in session.scalars(select(cls), execution_options=SCAN):
+                    session.delete(row)
+            session.commit()
+
+
+def stored(engine: Any) -> dict[str, list[tuple]]:
+    """Every row of every table, in order."""
+    with Session(engine) as session:
+        return {
+            "heroes": sorted(
+                (h.id, h.name, h.age, h.nickname)
+                for h in session.scalars(select(Hero), execution_options=SCAN)
+            ),
+            "seats": sorted(
+                (s.id, s.team, s.slot) for s in session.scalars(select(Seat), execution_options=SCAN)
+            ),
+            "codes": sorted(
+                (c.id, c.amount, c.serial) for c in session.scalars(select(Code), execution_options=SCAN)
+            ),
+        }
+
+
+def on_both(engines: tuple[Any, Any], step: Callable[[Any], Any]) -> Any:
+    """Run ``step`` on DynamoDB and on SQLite: each raises IntegrityError (the outcome is the
+    error's class) or returns the same; the rows stored afterwards are the same. Returns
+    DynamoDB's error message, or the outcome."""
+    outcomes, message = [], None
+    for engine in engines:
+        try:
+            outcomes.append(step(engine))
+        except IntegrityError as error:
+            outcomes.append(IntegrityError)
+            if engine is engines[0]:
+                message = str(error.orig)
+    assert outcomes[0] == outcomes[1]
+    assert stored(engines[0]) == stored(engines[1])
+    return message if outcomes[0] is IntegrityError else outcomes[0]
+
+
+def orm(*changes: Callable[[Session], Any]) -> Callable[[Any], None]:
+    """A step: one session applying ``changes`` in order, each flushed, then one commit."""
+
+    def step(engine: Any) -> None:
+        with Session(engine) as session:
+            for change in changes:
+                change(session)
+                session.flush()
+            session.commit()
+
+    return step
+
+
+def rename(id_: int, name: str) -> Callable[[Session], None]:
+    return lambda session: setattr(session.get(Hero, id_), "name", name)
+
+
+def test_orm_insert_of_a_taken_value(seeded):
+    message = on_both(seeded, orm(lambda s: s.add(Hero(id=9, name="Deadpond"))))
+    assert message.startswith(f"UNIQUE constraint failed: {HERO.name}.name: another row already holds")
+    assert "Give this row another value" in message
+
+
+def test_duplicates_within_one_flush_write_nothing(seeded):
+    step = orm(lambda s: s.add_all([Hero(id=8, name="Twin"), Hero(id=9, name="Twin"), Seat(id=5, team="b")]))
+    assert "UNIQUE constraint failed" in on_both(seeded, step)
+
+
+def test_nulls_take_no_guard(seeded):
+    """Many rows without a nickname, many seats without a slot: NULLs are not equal."""
+    step = orm(
+        lambda s: s.add_all(
+            [Hero(id=8, name="A"), Hero(id=9, name="B"), Seat(id=5, team="a"), Seat(id=6, team="a")]
+        )
+    )
+    assert on_both(seeded, step) is None
+
+
+def test_update_moves_the_value(seeded):
+    """Renamed, the old name is free for another row and the new one is taken."""
+    assert on_both(seeded, orm(rename(1, "Deadpool"))) is None
+    assert on_both(seeded, orm(lambda s: s.add(Hero(id=9, name="Deadpond")))) is None
+    assert "UNIQUE" in on_both(seeded, orm(lambda s: s.add(Hero(id=10, name="Deadpool"))))
+
+
+def test_update_to_a_taken_value(seeded):
+    assert "UNIQUE" in on_both(seeded, orm(rename(1, "Rusty-Man")))
+
+
+def test_update_to_null_frees_the_value(seeded):
+    def free(session):
+        session.get(Hero, 2).nickname = None
+
+    assert on_both(seeded, orm(free)) is None
+    assert on_both(seeded, orm(lambda s: s.add(Hero(id=9, name="X", nickname="Rusty")))) is None
+
+
+def test_delete_frees_the_value(seeded):
+    assert on_both(seeded, orm(lambda s: s.delete(s.get(Hero, 1)))) is None
+    assert on_both(seeded, orm(lambda s: s.add(Hero(id=9, name="Deadpond")))) is None
+
+
+def test_value_freed_then_taken_in_one_transaction(seeded):
+    """Statements in order: the rename frees the name before the insert takes it."""
+    step = orm(rename(1, "Deadpool"), lambda s: s.add(Hero(id=9, name="Deadpond")))
+    assert on_both(seeded, step) is None
+
+
+def test_value_taken_before_the_statement_that_frees_it(seeded):
+    """SQL checks each statement: the insert comes first, while the name is still held."""
+    step = orm(lambda s: s.add(Hero(id=9, name="Deadpond")), rename(1, "Deadpool"))
+    assert "UNIQUE" in on_both(seeded, step)
+
+
+def test_swapping_two_values_in_one_flush(seeded):
+    def swap(session):
+        one, two = session.get(Hero, 1), session.get(Hero, 2)
+        one.name, two.name = two.name, one.name
+
+    assert "UNIQUE" in on_both(seeded, orm(swap))
+
+
+def test_composite_constraint(seeded):
+    assert "UNIQUE" in on_both(seeded, orm(lambda s: s.add(Seat(id=5, team="a", slot=1))))
+    assert on_both(seeded, orm(lambda s: s.add(Seat(id=5, team="b", slot=1)))) is None
+
+    def move(session):
+        session.get(Seat, 1).team = "c"
+
+    assert on_both(seeded, orm(move)) is None
+    assert on_both(seeded, orm(lambda s: s.add(Seat(id=6, team="a", slot=1)))) is None
+    assert "UNIQUE" in on_both(seeded, orm(lambda s: s.add(Seat(id=7, team="c", slot=1))))
+
+
+def test_numbers_equal_as_numbers_are_one_value(seeded):
+    """1.5 and 1.50 are one value; integers past 2**53 stay exact (no float in the guard)."""
+    big = 2**53
+    assert on_both(seeded, orm(lambda s: s.add(Code(id="a", amount=Decimal("1.5"), serial=big)))) is None
+    assert "UNIQUE" in on_both(seeded, orm(lambda s: s.add(Code(id="b", amount=Decimal("1.50")))))
+    assert on_both(seeded, orm(lambda s: s.add(Code(id="c", serial=big + 1)))) is None
+    assert "UNIQUE" in on_both(seeded, orm(lambda s: s.add(Code(id="d", serial=big))))
+
+
+@pytest.mark.parametrize("isolation", ["SERIALIZABLE", "AUTOCOMMIT"])
+def test_core_statements(seeded, isolation):
+    """Core INSERT, executemany, UPDATE and DELETE by key, in a transaction and in AUTOCOMMIT
+    (where each row is its own transaction with its guards, and a failed row stops the rest)."""
+
+    def run(*statements):
+        def step(engine):
+            with engine.connect().execution_options(isolation_level=isolation, **SCAN) as conn:
+                for statement in statements:
+                    conn.execute(*statement) if isinstance(statement, tuple) else conn.execute(statement)
+                conn.commit()
+
+        return step
+
+    taken = run((insert(HERO), [{"id": 8, "name": "New"}, {"id": 9, "name": "Deadpond"}]))
+    assert "UNIQUE" in on_both(seeded, taken)
+    assert on_both(seeded, run(update(HERO).where(HERO.c.id == 1).values(name="Deadpool"))) is None
+    assert on_both(seeded, run(insert(HERO).values(id=9, name="Deadpond"))) is None
+    assert (
+        on_both(seeded, run(delete(HERO).where(HERO.c.id == 9), insert(HERO).values(id=10, name="Deadpond")))
+        is None
+    )
+    assert "UNIQUE" in on_both(seeded, run(update(HERO).where(HERO.c.id == 10).values(name="Deadpool")))
+
+
+@pytest.mark.parametrize("isolation", ["SERIALIZABLE", "AUTOCOMMIT"])
+def test_update_and_delete_by_any_where(seeded, isolation):
+    """UPDATE/DELETE whose WHERE is not the key move and free guards as keyed ones do."""
+
+    def run(statement):
+        def step(engine):
+            with engine.connect().execution_options(isolation_level=isolation, **SCAN) as conn:
+                conn.execute(statement)
+                conn.commit()
+
+        return step
+
+    assert on_both(seeded, run(update(HERO).where(HERO.c.age > 40).values(name="Old"))) is None
+    assert on_both(seeded, run(insert(HERO).values(id=9, name="Rusty-Man"))) is None
+    assert "UNIQUE" in on_both(seeded, run(update(HERO).where(HERO.c.age < 20).values(name="Old")))
+    assert on_both(seeded, run(delete(HERO).where(HERO.c.name == "Old"))) is None
+    assert on_both(seeded, run(insert(HERO).values(id=10, name="Old"))) is None
+
+
+def test_reads_never_see_a_guard(seeded):
+    """A scan, a COUNT, SELECT * through SQL text and the table list: rows only."""
+    for engine in seeded:
+        with engine.connect().execution_options(**SCAN) as conn:
+            assert conn.scalar(select(func.count()).select_from(HERO)) == 3
+    with seeded[0].connect().execution_options(**SCAN) as conn:
+        rows = conn.execute(text(f'SELECT * FROM "{HERO.name}"')).all()
+        assert sorted(r.id for r in rows) == [1, 2, 3]
+        names = inspect(conn).get_table_names()
+    assert HERO.name in names and not any(name.endswith(".unique") for name in names)
