@@ -8,6 +8,7 @@ AUTOCOMMIT, and UPDATE/DELETE by a WHERE that is not the key. Reads never see a 
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Iterator
 from decimal import Decimal
@@ -15,9 +16,13 @@ from typing import Any
 
 import pytest
 from sqlalchemy import (
+    Column,
     Index,
+    Integer,
+    MetaData,
     Numeric,
     String,
+    Table,
     UniqueConstraint,
     create_engine,
     delete,
@@ -28,8 +33,11 @@ from sqlalchemy import (
     text,
     update,
 )
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import CompileError, DBAPIError, IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+from sqlalchemy.schema import CreateTable, DropTable
+
+import sa_dynamo
 
 SUFFIX = uuid.uuid4().hex[:8]
 SCAN = {"dynamodb_scan": "allow"}
@@ -298,3 +306,50 @@ def test_reads_never_see_a_guard(seeded):
         assert sorted(r.id for r in rows) == [1, 2, 3]
         names = inspect(conn).get_table_names()
     assert HERO.name in names and not any(name.endswith(".unique") for name in names)
+
+
+def test_create_and_drop_table_show_the_guard_table(engines):
+    """CREATE TABLE of a table with unique constraints also creates its guard table and records
+    the named constraint's columns; DROP TABLE deletes the guard table too."""
+    dialect = engines[0].dialect
+    table = Table(
+        "uq_shown",
+        MetaData(),
+        Column("id", Integer, primary_key=True),
+        Column("email", String, unique=True),
+        Column("team", String),
+        UniqueConstraint("team", "email", name="uq_team_email"),
+    )
+    guards = {
+        "TableName": "uq_shown.unique",
+        "KeySchema": [{"AttributeName": "guard", "KeyType": "HASH"}],
+        "AttributeDefinitions": [{"AttributeName": "guard", "AttributeType": "S"}],
+        "BillingMode": "PAY_PER_REQUEST",
+    }
+    record = {
+        "TableName": "uq_shown.unique",
+        "Item": {"guard": {"S": "constraint:uq_team_email"}, "columns": {"S": '["team", "email"]'}},
+    }
+    lines = str(CreateTable(table).compile(dialect=dialect)).splitlines()
+    assert lines[1:] == [f"CreateTable {json.dumps(guards)}", f"PutItem {json.dumps(record)}"]
+    assert str(DropTable(table).compile(dialect=dialect)).splitlines() == [
+        'DeleteTable {"TableName": "uq_shown"}',
+        'DeleteTable {"TableName": "uq_shown.unique"}',
+    ]
+
+
+def test_a_table_named_like_a_guard_table_is_refused(engines):
+    table = Table("uq_x.unique", MetaData(), Column("id", Integer, primary_key=True))
+    with pytest.raises(CompileError, match=r"names ending in '\.unique' are kept for the guard items"):
+        CreateTable(table).compile(dialect=engines[0].dialect)
+
+
+def test_an_upsert_is_refused(seeded):
+    """A PUT (upsert) overwrites an item with BatchWriteItem, outside any transaction, so it
+    cannot move the guards of the values it replaces: refused, naming the table, and nothing is
+    written."""
+    dynamo = seeded[0]
+    refused = pytest.raises(DBAPIError, match=f"PUT overwrites an item of {HERO.name!r}, whose unique")
+    with refused, dynamo.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.execute(sa_dynamo.upsert(HERO).values(id=1, name="Rusty-Man"))
+    assert stored(dynamo)["heroes"][0] == (1, "Deadpond", 30, None)

@@ -24,8 +24,10 @@ _WAIT_SECONDS = 600
 # the table is ACTIVE (UpdateTimeToLive's TimeToLiveSpecification), and whether an index is local.
 TTL_KEY = "TimeToLiveSpecification"
 LOCAL_INDEX_KEY = "LocalIndex"
-# ... and the table of the guard items of the table's unique constraints, created and deleted with it
+# ... and the table of the guard items of the table's unique constraints, created with it
 GUARD_TABLE_KEY = "UniqueGuardTable"
+# ... whose request lists the named constraints to record in it (unique.record_request)
+GUARD_RECORDS_KEY = "UniqueConstraintNames"
 
 
 def _wait(transport: Transport, what: str, done: Any) -> None:
@@ -122,17 +124,21 @@ def create_table(transport: Transport, request: dict[str, Any]) -> None:
     if ttl:
         transport.send("UpdateTimeToLive", {"TableName": name, TTL_KEY: ttl})
     if guards:
+        records = guards.pop(GUARD_RECORDS_KEY, {})
         create_table(transport, guards)
+        for constraint, columns in records.items():
+            transport.send("PutItem", unique.record_request(name, constraint, tuple(columns)))
 
 
 def delete_table(transport: Transport, request: dict[str, Any]) -> None:
-    request = dict(request)
-    guards = request.pop(GUARD_TABLE_KEY, None)
+    """Delete a table, and the table of its unique constraints' guards if there is one (the
+    Table dropped need not declare them: Alembic's op.drop_table names the table only)."""
     name = request["TableName"]
     transport.send("DeleteTable", _named(request))
     _wait(transport, f"table {name} to be deleted", lambda: _status(transport, name) is None)
-    if guards and _status(transport, guards["TableName"]) is not None:
-        delete_table(transport, guards)
+    guards = unique.guard_table(name)
+    if not unique.is_guard_table(name) and _status(transport, guards) is not None:
+        delete_table(transport, {"TableName": guards})
 
 
 def create_index(transport: Transport, request: dict[str, Any]) -> None:

@@ -37,6 +37,7 @@ from .writes import Condition, Write, quote
 GUARD_SUFFIX = ".unique"
 GUARD_KEY = "guard"
 GUARD_ROW = "row"  # the key of the row that holds the value (a map of its AttributeValues)
+GUARD_COLUMNS = "columns"  # the constraint's columns, as JSON (a hashed key does not say them)
 _LONGEST_READABLE_KEY = 1024
 
 Item = dict[str, Any]
@@ -81,6 +82,29 @@ def guard_key(columns: tuple[str, ...], values: list[dict[str, Any]]) -> str:
     return text
 
 
+def columns_text(columns: tuple[str, ...]) -> str:
+    """A guard's ``columns`` attribute: the constraint's columns as JSON."""
+    return json.dumps(list(columns), ensure_ascii=False)
+
+
+def guard_item(columns: tuple[str, ...], key: str, row: dict[str, Any]) -> Item:
+    """A guard item as stored (AttributeValues); ``row``: the key of the row holding the value."""
+    return {GUARD_KEY: {"S": key}, GUARD_ROW: {"M": row}, GUARD_COLUMNS: {"S": columns_text(columns)}}
+
+
+def record_key(name: str) -> dict[str, Any]:
+    """The key of the item that records which columns the constraint ``name`` covers (DynamoDB
+    keeps no constraints; dropping one by name needs them). A guard's key is a JSON list or
+    ``sha256:...``, so a record never shares a key with a guard."""
+    return {GUARD_KEY: {"S": f"constraint:{name}"}}
+
+
+def record_request(table: str, name: str, columns: tuple[str, ...]) -> dict[str, Any]:
+    """The PutItem request that records the constraint ``name`` of ``table`` on ``columns``."""
+    item = {**record_key(name), GUARD_COLUMNS: {"S": columns_text(columns)}}
+    return {"TableName": guard_table(table), "Item": item}
+
+
 def guards_of(
     item: Mapping[str, Any] | None, constraints: tuple[tuple[str, ...], ...]
 ) -> dict[str, tuple[str, ...]]:
@@ -112,8 +136,11 @@ class GuardWrite:
         table = quote(guard_table(self.table))
         row = {"M": dict(self.row)}
         if self.kind == "INSERT":
-            text = f"INSERT INTO {table} VALUE {{'{GUARD_KEY}': ?, '{GUARD_ROW}': ?}}"
-            return {"Statement": text, "Parameters": [{"S": self.key}, row]}
+            text = f"INSERT INTO {table} VALUE {{'{GUARD_KEY}': ?, '{GUARD_ROW}': ?, '{GUARD_COLUMNS}': ?}}"
+            return {
+                "Statement": text,
+                "Parameters": [{"S": self.key}, row, {"S": columns_text(self.columns)}],
+            }
         if self.kind == "UPDATE":
             text = f"UPDATE {table} SET {quote(GUARD_ROW)} = ? WHERE {quote(GUARD_KEY)} = ?"
             return {"Statement": text, "Parameters": [row, {"S": self.key}]}

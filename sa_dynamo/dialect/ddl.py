@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import CheckConstraint, Index, Table
+from sqlalchemy import CheckConstraint, Index, Table, UniqueConstraint
 from sqlalchemy.exc import CompileError
 from sqlalchemy.sql import compiler
 
-from ..dbapi import unique
-from ..dbapi.control_plane import GUARD_TABLE_KEY, LOCAL_INDEX_KEY, TTL_KEY
+from ..dbapi import guard_upkeep, unique
+from ..dbapi.control_plane import GUARD_RECORDS_KEY, GUARD_TABLE_KEY, LOCAL_INDEX_KEY, TTL_KEY
 from .key_schema import key_schema
 from .types import attribute_type, key_attribute_type
 from .write_rules import unique_constraints
@@ -154,16 +154,13 @@ def guard_table_request(table: Table) -> dict[str, Any] | None:
     unique constraint. It bills as ``table`` does."""
     if not unique_constraints(table):
         return None
-    request: dict[str, Any] = {
-        "TableName": unique.guard_table(table.name),
-        "KeySchema": _key_elements(unique.GUARD_KEY, None),
-        "AttributeDefinitions": [{"AttributeName": unique.GUARD_KEY, "AttributeType": "S"}],
+    request = guard_upkeep.guard_table_request(table.name, provisioned_throughput(table))
+    named = {
+        constraint.name: [column.name for column in constraint.columns]
+        for constraint in sorted(table.constraints, key=lambda c: str(c.name))
+        if isinstance(constraint, UniqueConstraint) and isinstance(constraint.name, str)
     }
-    throughput = provisioned_throughput(table)
-    request["BillingMode"] = "PROVISIONED" if throughput else "PAY_PER_REQUEST"
-    if throughput:
-        request["ProvisionedThroughput"] = throughput
-    return request
+    return {**request, GUARD_RECORDS_KEY: named} if named else request
 
 
 def create_table_request(table: Table) -> dict[str, Any]:
@@ -241,20 +238,20 @@ class DynamoDBDDLCompiler(compiler.DDLCompiler):
         guards = guard_table_request(table)
         if guards is not None:
             sent[GUARD_TABLE_KEY] = guards
-            calls.append(("CreateTable", guards))
+            records = guards.get(GUARD_RECORDS_KEY, {})
+            calls.append(("CreateTable", {k: v for k, v in guards.items() if k != GUARD_RECORDS_KEY}))
+            calls += [("PutItem", unique.record_request(table.name, n, tuple(c))) for n, c in records.items()]
         return self._call("create_table", sent, *calls)
 
     def visit_drop_table(self, drop, **kw):
-        request = {"TableName": drop.element.name}
-        if not unique_constraints(drop.element):
-            return self._call("delete_table", request, ("DeleteTable", request))
-        guards = {"TableName": unique.guard_table(drop.element.name)}
-        return self._call(
-            "delete_table",
-            {**request, GUARD_TABLE_KEY: guards},
-            ("DeleteTable", request),
-            ("DeleteTable", guards),
-        )
+        # the guard table goes with it, whatever the Table says (control_plane.delete_table)
+        table = drop.element
+        request = {"TableName": table.name}
+        calls = [("DeleteTable", request)]
+        declared = any(isinstance(c, UniqueConstraint) for c in table.constraints)
+        if declared or any(index.unique for index in table.indexes):
+            calls.append(("DeleteTable", {"TableName": unique.guard_table(table.name)}))
+        return self._call("delete_table", request, *calls)
 
     def visit_create_index(self, create, **kw):
         index = create.element
