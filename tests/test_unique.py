@@ -38,6 +38,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from sqlalchemy.schema import CreateTable, DropTable
 
 import sa_dynamo
+from sa_dynamo.check import check
 
 SUFFIX = uuid.uuid4().hex[:8]
 SCAN = {"dynamodb_scan": "allow"}
@@ -353,3 +354,19 @@ def test_an_upsert_is_refused(seeded):
     with refused, dynamo.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         conn.execute(sa_dynamo.upsert(HERO).values(id=1, name="Rusty-Man"))
     assert stored(dynamo)["heroes"][0] == (1, "Deadpond", 30, None)
+
+
+def test_check_reports_a_row_without_its_guard(seeded, raw):
+    """A row written around sa_dynamo has no guard: ``sa-dynamo check`` says so and how to fix it."""
+    dynamo = seeded[0]
+    assert check(Base, dynamo) == []
+    raw.put_item(TableName=HERO.name, Item={"id": {"N": "7"}, "name": {"S": "Ghost"}})
+    try:
+        messages = [difference.message for difference in check(Base, dynamo)]
+    finally:
+        raw.delete_item(TableName=HERO.name, Key={"id": {"N": "7"}})
+    assert messages == [
+        f"1 row of {HERO.name} without a guard item for unique (name): a duplicate of such a value is not "
+        "refused. Rows written around sa_dynamo or before the constraint lack one; write the guards with "
+        "op.create_unique_constraint in a migration"
+    ]
