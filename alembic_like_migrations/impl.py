@@ -24,7 +24,7 @@ from sqlalchemy.sql.dml import Delete, UpdateBase
 from sqlalchemy.types import NullType, TypeEngine
 
 from sa_dynamo.dbapi import errors as dbapi_errors
-from sa_dynamo.dbapi import guard_upkeep, unique
+from sa_dynamo.dbapi import guard_names, guard_upkeep
 from sa_dynamo.dialect.ddl import render_call
 from sa_dynamo.dialect.types import attribute_type
 
@@ -267,7 +267,7 @@ class DynamoDBImpl(DefaultImpl):
         its columns; dropped by name, its guards are deleted. The models must declare the
         constraint too: their writes keep the guards from then on."""
         table = const.table.name
-        guards = unique.guard_table(table)
+        guards = guard_names.guard_table(table)
         if self.as_sql:
             verb = "write" if create else "delete"
             self.static_output(
@@ -295,7 +295,7 @@ class DynamoDBImpl(DefaultImpl):
         except dbapi_errors.IntegrityError as error:
             raise CommandError(str(error)) from None
         if const.name:
-            transport.send("PutItem", unique.record_request(table, str(const.name), columns))
+            transport.send("PutItem", guard_names.record_request(table, str(const.name), columns))
         log.info(f"create_unique_constraint {const.name} on {table}: {count} guard items in {guards}")
 
     def _refuse_constraint(self, const: Any) -> None:

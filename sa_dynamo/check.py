@@ -22,7 +22,7 @@ from sqlalchemy.orm import Mapper, registry
 
 from . import dbapi
 from .dbapi import control_plane, guard_upkeep
-from .dbapi.unique import guard_table
+from .dbapi.guard_names import guard_table
 from .dialect.ddl import create_table_request, render_call
 from .dialect.key_schema import projects
 from .dialect.write_rules import unique_constraints

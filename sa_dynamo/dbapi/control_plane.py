@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from . import unique
+from . import guard_names
 from .errors import Error, OperationalError, ProgrammingError
 from .transport import Transport
 from .validate import TableRules, check_name, rules_from_description
@@ -26,7 +26,7 @@ TTL_KEY = "TimeToLiveSpecification"
 LOCAL_INDEX_KEY = "LocalIndex"
 # ... and the table of the guard items of the table's unique constraints, created with it
 GUARD_TABLE_KEY = "UniqueGuardTable"
-# ... whose request lists the named constraints to record in it (unique.record_request)
+# ... whose request lists the named constraints to record in it (guard_names.record_request)
 GUARD_RECORDS_KEY = "UniqueConstraintNames"
 
 
@@ -89,13 +89,13 @@ def time_to_live_attribute(transport: Transport, table: str) -> str | None:
 
 
 def list_tables(transport: Transport, page_size: int | None = None) -> list[str]:
-    """Every table name but the guard tables of unique constraints (unique.py), following
+    """Every table name but the guard tables of unique constraints (guard_names.py), following
     ListTables paging (``page_size`` names per request; at most 100, DynamoDB's default)."""
     names: list[str] = []
     request: dict[str, Any] = {} if page_size is None else {"Limit": page_size}
     while True:
         page = transport.send("ListTables", request)
-        names += [name for name in page.get("TableNames", []) if not unique.is_guard_table(name)]
+        names += [name for name in page.get("TableNames", []) if not guard_names.is_guard_table(name)]
         if "LastEvaluatedTableName" not in page:
             return names
         request = {**request, "ExclusiveStartTableName": page["LastEvaluatedTableName"]}
@@ -127,7 +127,7 @@ def create_table(transport: Transport, request: dict[str, Any]) -> None:
         records = guards.pop(GUARD_RECORDS_KEY, {})
         create_table(transport, guards)
         for constraint, columns in records.items():
-            transport.send("PutItem", unique.record_request(name, constraint, tuple(columns)))
+            transport.send("PutItem", guard_names.record_request(name, constraint, tuple(columns)))
 
 
 def delete_table(transport: Transport, request: dict[str, Any]) -> None:
@@ -136,8 +136,8 @@ def delete_table(transport: Transport, request: dict[str, Any]) -> None:
     name = request["TableName"]
     transport.send("DeleteTable", _named(request))
     _wait(transport, f"table {name} to be deleted", lambda: _status(transport, name) is None)
-    guards = unique.guard_table(name)
-    if not unique.is_guard_table(name) and _status(transport, guards) is not None:
+    guards = guard_names.guard_table(name)
+    if not guard_names.is_guard_table(name) and _status(transport, guards) is not None:
         delete_table(transport, {"TableName": guards})
 
 

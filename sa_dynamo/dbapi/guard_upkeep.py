@@ -11,18 +11,10 @@ from typing import Any
 
 from . import batch, capacity, control_plane
 from .errors import IntegrityError, OperationalError, shown
+from .guard_names import GUARD_COLUMNS, GUARD_KEY, GUARD_ROW, columns_text, guard_table, record_key
 from .limits import BATCH_SIZE
 from .transport import Transport
-from .unique import (
-    GUARD_COLUMNS,
-    GUARD_KEY,
-    GUARD_ROW,
-    columns_text,
-    guard_item,
-    guard_table,
-    guards_of,
-    record_key,
-)
+from .unique import guard_item, guards_of
 
 Item = dict[str, Any]
 

@@ -30,27 +30,15 @@ from decimal import Decimal
 from typing import Any
 
 from .errors import IntegrityError, shown
+from .guard_names import GUARD_COLUMNS, GUARD_KEY, GUARD_ROW, columns_text, guard_table
 from .overlay import image
 from .validate import number_text
 from .writes import Condition, Write, quote
 
-GUARD_SUFFIX = ".unique"
-GUARD_KEY = "guard"
-GUARD_ROW = "row"  # the key of the row that holds the value (a map of its AttributeValues)
-GUARD_COLUMNS = "columns"  # the constraint's columns, as JSON (a hashed key does not say them)
 _LONGEST_READABLE_KEY = 1024
 
 Item = dict[str, Any]
 Committed = Callable[[str, tuple[tuple[str, Any], ...]], "Item | None"]
-
-
-def guard_table(table: str) -> str:
-    """The table of ``table``'s guard items."""
-    return table + GUARD_SUFFIX
-
-
-def is_guard_table(name: str) -> bool:
-    return name.endswith(GUARD_SUFFIX)
 
 
 def _canonical(value: dict[str, Any]) -> Any:
@@ -82,27 +70,9 @@ def guard_key(columns: tuple[str, ...], values: list[dict[str, Any]]) -> str:
     return text
 
 
-def columns_text(columns: tuple[str, ...]) -> str:
-    """A guard's ``columns`` attribute: the constraint's columns as JSON."""
-    return json.dumps(list(columns), ensure_ascii=False)
-
-
 def guard_item(columns: tuple[str, ...], key: str, row: dict[str, Any]) -> Item:
     """A guard item as stored (AttributeValues); ``row``: the key of the row holding the value."""
     return {GUARD_KEY: {"S": key}, GUARD_ROW: {"M": row}, GUARD_COLUMNS: {"S": columns_text(columns)}}
-
-
-def record_key(name: str) -> dict[str, Any]:
-    """The key of the item that records which columns the constraint ``name`` covers (DynamoDB
-    keeps no constraints; dropping one by name needs them). A guard's key is a JSON list or
-    ``sha256:...``, so a record never shares a key with a guard."""
-    return {GUARD_KEY: {"S": f"constraint:{name}"}}
-
-
-def record_request(table: str, name: str, columns: tuple[str, ...]) -> dict[str, Any]:
-    """The PutItem request that records the constraint ``name`` of ``table`` on ``columns``."""
-    item = {**record_key(name), GUARD_COLUMNS: {"S": columns_text(columns)}}
-    return {"TableName": guard_table(table), "Item": item}
 
 
 def guards_of(

@@ -17,7 +17,7 @@ from sqlalchemy import CheckConstraint, Index, Table, UniqueConstraint
 from sqlalchemy.exc import CompileError
 from sqlalchemy.sql import compiler
 
-from ..dbapi import guard_upkeep, unique
+from ..dbapi import guard_names, guard_upkeep
 from ..dbapi.control_plane import GUARD_RECORDS_KEY, GUARD_TABLE_KEY, LOCAL_INDEX_KEY, TTL_KEY
 from .key_schema import key_schema
 from .types import attribute_type, key_attribute_type
@@ -142,9 +142,9 @@ def _refuse_what_dynamodb_cannot_enforce(table: Table) -> None:
                 f"table {table.name!r} has a check constraint; DynamoDB enforces none: drop it "
                 "(or check the values in the application, e.g. with a @validates method)"
             )
-    if unique.is_guard_table(table.name):
+    if guard_names.is_guard_table(table.name):
         raise CompileError(
-            f"table {table.name!r}: names ending in {unique.GUARD_SUFFIX!r} are kept for the guard "
+            f"table {table.name!r}: names ending in {guard_names.GUARD_SUFFIX!r} are kept for the guard "
             "items of unique constraints: rename the table"
         )
 
@@ -240,7 +240,9 @@ class DynamoDBDDLCompiler(compiler.DDLCompiler):
             sent[GUARD_TABLE_KEY] = guards
             records = guards.get(GUARD_RECORDS_KEY, {})
             calls.append(("CreateTable", {k: v for k, v in guards.items() if k != GUARD_RECORDS_KEY}))
-            calls += [("PutItem", unique.record_request(table.name, n, tuple(c))) for n, c in records.items()]
+            calls += [
+                ("PutItem", guard_names.record_request(table.name, n, tuple(c))) for n, c in records.items()
+            ]
         return self._call("create_table", sent, *calls)
 
     def visit_drop_table(self, drop, **kw):
@@ -250,7 +252,7 @@ class DynamoDBDDLCompiler(compiler.DDLCompiler):
         calls = [("DeleteTable", request)]
         declared = any(isinstance(c, UniqueConstraint) for c in table.constraints)
         if declared or any(index.unique for index in table.indexes):
-            calls.append(("DeleteTable", {"TableName": unique.guard_table(table.name)}))
+            calls.append(("DeleteTable", {"TableName": guard_names.guard_table(table.name)}))
         return self._call("delete_table", request, *calls)
 
     def visit_create_index(self, create, **kw):

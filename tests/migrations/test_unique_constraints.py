@@ -11,7 +11,7 @@ from alembic.util import CommandError
 from sqlalchemy import Column, Integer, MetaData, String, Table, UniqueConstraint, insert
 from sqlalchemy.exc import IntegrityError
 
-from sa_dynamo.dbapi.unique import guard_table
+from sa_dynamo.dbapi.guard_names import guard_table
 
 CREATE_USERS = """
 op.create_table(
