@@ -36,6 +36,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import CompileError, DBAPIError, IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from sqlalchemy.schema import CreateTable, DropTable
+from support.beside_sqlite import same_outcome
 
 import sa_dynamo
 from sa_dynamo.check import check
@@ -134,20 +135,7 @@ def stored(engine: Any) -> dict[str, list[tuple]]:
 
 
 def on_both(engines: tuple[Any, Any], step: Callable[[Any], Any]) -> Any:
-    """Run ``step`` on DynamoDB and on SQLite: each raises IntegrityError (the outcome is the
-    error's class) or returns the same; the rows stored afterwards are the same. Returns
-    DynamoDB's error message, or the outcome."""
-    outcomes, message = [], None
-    for engine in engines:
-        try:
-            outcomes.append(step(engine))
-        except IntegrityError as error:
-            outcomes.append(IntegrityError)
-            if engine is engines[0]:
-                message = str(error.orig)
-    assert outcomes[0] == outcomes[1]
-    assert stored(engines[0]) == stored(engines[1])
-    return message if outcomes[0] is IntegrityError else outcomes[0]
+    return same_outcome(engines, step, stored)
 
 
 def orm(*changes: Callable[[Session], Any]) -> Callable[[Any], None]:
@@ -370,3 +358,17 @@ def test_check_reports_a_row_without_its_guard(seeded, raw):
         "refused. Rows written around sa_dynamo or before the constraint lack one; write the guards with "
         "op.create_unique_constraint in a migration"
     ]
+
+
+def test_hidden_parameters_keep_the_value_out_of_the_error(seeded, endpoint_url):
+    hidden = create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}", hide_parameters=True)
+    try:
+        with pytest.raises(IntegrityError) as raised, Session(hidden) as session:
+            session.add(Hero(id=9, name="Deadpond"))
+            session.commit()
+    finally:
+        hidden.dispose()
+    assert f"UNIQUE constraint failed: {HERO.name}.name: another row already holds this value, so" in str(
+        raised.value
+    )
+    assert "Deadpond" not in str(raised.value)
