@@ -372,3 +372,31 @@ def test_hidden_parameters_keep_the_value_out_of_the_error(seeded, endpoint_url)
         raised.value
     )
     assert "Deadpond" not in str(raised.value)
+
+
+@pytest.mark.parametrize("isolation", ["SERIALIZABLE", "AUTOCOMMIT"])
+def test_sql_text_writes_keep_the_guards(seeded, isolation):
+    """SQL text is checked against the Table this engine created: its writes move guards too."""
+
+    def run(sql, **binds):
+        def step(engine):
+            with engine.connect().execution_options(isolation_level=isolation, **SCAN) as conn:
+                conn.execute(text(sql), binds)
+                conn.commit()
+
+        return step
+
+    name = HERO.name
+    assert "UNIQUE" in on_both(
+        seeded, run(f'INSERT INTO "{name}" ("id", "name") VALUES (9, :n)', n="Deadpond")
+    )
+    assert on_both(seeded, run(f'UPDATE "{name}" SET "name" = :n WHERE "id" = 1', n="Deadpool")) is None
+    assert on_both(seeded, run(f'INSERT INTO "{name}" ("id", "name") VALUES (9, :n)', n="Deadpond")) is None
+    assert "UNIQUE" in on_both(seeded, run(f'UPDATE "{name}" SET "name" = :n WHERE "id" = 2', n="Deadpool"))
+
+
+def test_a_taken_key_is_told_before_a_taken_value(seeded):
+    """A row whose key and unique value are both taken: SQL names the key first, so does this."""
+    message = on_both(seeded, orm(lambda s: s.add(Hero(id=1, name="Rusty-Man"))))
+    assert "UNIQUE constraint failed" not in message
+    assert "Duplicate primary key" in message or "duplicate key" in message

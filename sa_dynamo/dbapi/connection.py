@@ -154,17 +154,21 @@ class Connection:
         except Error as error:
             error.statements = statements  # CancellationReasons are indexed like these
             reasons = error.response.get("CancellationReasons") or []
-            for action, reason in zip(actions, reasons, strict=False):
-                if isinstance(action, unique.GuardWrite) and action.kind == "INSERT" and _duplicate(reason):
-                    taken = action.violated(self.hide_parameters)
+            cancelled = [
+                (a, r) for a, r in zip(actions, reasons, strict=False) if r.get("Code") not in (None, "None")
+            ]
+            # a row's own failure (its key taken, its condition) is told as it is; a guard's alone
+            # is the unique constraint's
+            if cancelled and all(isinstance(a, unique.GuardWrite) for a, _ in cancelled):
+                guard, reason = cancelled[0]
+                if guard.kind == "INSERT" and _duplicate(reason):
+                    taken = guard.violated(self.hide_parameters)
                     taken.code, taken.response, taken.statements = error.code, error.response, statements
                     raise taken from None
             failed = [
                 f"{action.kind} of {action.key_text(self.hide_parameters)} in {action.table!r}"
-                for action, reason in zip(
-                    actions, error.response.get("CancellationReasons") or [], strict=False
-                )
-                if isinstance(action, writes.Write) and reason.get("Code") not in (None, "None")
+                for action, _ in cancelled
+                if isinstance(action, writes.Write)
             ]
             if failed:
                 error.args = (f"{error.args[0]} (failed: {'; '.join(failed)})",)
