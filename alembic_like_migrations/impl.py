@@ -16,13 +16,15 @@ from typing import Any
 
 from alembic.ddl.impl import DefaultImpl
 from alembic.util import CommandError, immutabledict
-from sqlalchemy import Column, Index, PrimaryKeyConstraint, Table, schema
+from sqlalchemy import Column, Index, PrimaryKeyConstraint, Table, UniqueConstraint, schema
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.sql import Executable
 from sqlalchemy.sql.dml import Delete, UpdateBase
 from sqlalchemy.types import NullType, TypeEngine
 
+from sa_dynamo.dbapi import errors as dbapi_errors
+from sa_dynamo.dbapi import guard_names, guard_upkeep
 from sa_dynamo.dialect.ddl import render_call
 from sa_dynamo.dialect.types import attribute_type
 
@@ -245,13 +247,56 @@ class DynamoDBImpl(DefaultImpl):
         """DescribeTable's answer; empty offline (and for a table that does not exist yet)."""
         return {} if self.as_sql else live.describe(self.connection, table) or {}
 
-    # -- constraints: the key schema is the only one ------------------------------------------
+    # -- constraints: the key schema, and unique constraints kept by guard items ----------------
 
     def add_constraint(self, const: Any, **kw: Any) -> None:
+        if isinstance(const, UniqueConstraint):
+            self._unique_guards(const, create=True)
+            return
         self._refuse_constraint(const)
 
     def drop_constraint(self, const: Any, **kw: Any) -> None:
+        if isinstance(const, UniqueConstraint):
+            self._unique_guards(const, create=False)
+            return
         self._refuse_constraint(const)
+
+    def _unique_guards(self, const: UniqueConstraint, create: bool) -> None:
+        """A unique constraint added to a stored table gets a guard item per value of its rows
+        (refused, writing nothing, when two rows share a value), and its name is recorded with
+        its columns; dropped by name, its guards are deleted. The models must declare the
+        constraint too: their writes keep the guards from then on."""
+        table = const.table.name
+        guards = guard_names.guard_table(table)
+        if self.as_sql:
+            verb = "write" if create else "delete"
+            self.static_output(
+                f"-- {verb} the guard items of unique constraint {const.name!r} on {table}: Scan "
+                f"{table!r}, then BatchWriteItem into {guards!r}"
+            )
+            return
+        transport = self.connection.connection.dbapi_connection.transport
+        if not create:
+            columns = guard_upkeep.recorded_columns(transport, table, str(const.name))
+            if columns is None:
+                raise CommandError(
+                    f"no unique constraint {const.name!r} is recorded for {table!r}: sa_dynamo records the "
+                    "columns of a constraint created by op.create_unique_constraint or created with its "
+                    "table under a name. Check the name"
+                )
+            count = guard_upkeep.drop_guards(transport, table, columns)
+            log.info(f"drop_constraint {const.name} on {table}: {count} guard items deleted from {guards}")
+            return
+        columns = tuple(column.name for column in const.columns)
+        try:
+            count = guard_upkeep.create_guards(
+                transport, table, columns, self.connection.dialect.hide_parameters
+            )
+        except dbapi_errors.IntegrityError as error:
+            raise CommandError(str(error)) from None
+        if const.name:
+            transport.send("PutItem", guard_names.record_request(table, str(const.name), columns))
+        log.info(f"create_unique_constraint {const.name} on {table}: {count} guard items in {guards}")
 
     def _refuse_constraint(self, const: Any) -> None:
         table = const.table.name

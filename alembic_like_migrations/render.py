@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from alembic.autogenerate import render
 from alembic.autogenerate.render import renderers
-from sqlalchemy import Index
+from sqlalchemy import Index, UniqueConstraint
 
 from sa_dynamo.dialect.types import attribute_type
 
@@ -43,6 +43,7 @@ def _index(autogen_context: AutogenContext, index: Index) -> str:
     args = [
         repr(index.name),
         *(repr(column.name) for column in index.columns),
+        *(["unique=True"] if index.unique else []),
         *_options(autogen_context, index),
     ]
     return f"{render._sqlalchemy_autogenerate_prefix(autogen_context)}Index({', '.join(args)})"
@@ -50,12 +51,19 @@ def _index(autogen_context: AutogenContext, index: Index) -> str:
 
 @renderers.dispatch_for(CreateTableWithIndexesOp)
 def _create_table(autogen_context: AutogenContext, op: CreateTableWithIndexesOp) -> str:
-    """The key and index-key columns (the only ones DynamoDB is told of), the key, the indexes."""
+    """The key, index-key and unique columns (the only ones DynamoDB is told of: a unique
+    constraint brings its guard table), the key, the unique constraints, the indexes."""
     table = op.to_table()
+    uniques = sorted(
+        (c for c in table.constraints if isinstance(c, UniqueConstraint)),
+        key=lambda c: [column.name for column in c.columns],
+    )
     keys = {column.name for column in table.primary_key.columns}
     keys |= {column.name for index in table.indexes for column in index.columns}
+    keys |= {column.name for constraint in uniques for column in constraint.columns}
     args = [render._render_column(column, autogen_context) for column in table.columns if column.name in keys]
     args.append(render._render_constraint(table.primary_key, autogen_context, op._namespace_metadata))
+    args += [render._render_constraint(c, autogen_context, op._namespace_metadata) for c in uniques]
     args += [_index(autogen_context, index) for index in sorted(table.indexes, key=lambda i: i.name or "")]
     args += [f"{key}={value!r}" for key, value in sorted(op.kw.items())]
     prefix = render._alembic_autogenerate_prefix(autogen_context)

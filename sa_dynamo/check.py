@@ -6,7 +6,8 @@ finds nothing). The expected side is the CreateTable request the models would se
 (``create_table_request``) and the live side is DescribeTable; both are in DynamoDB's own shape,
 so one reader turns either into what is compared. Besides the drift, it lists what the models
 alone get wrong for DynamoDB: an index that cannot filter by kind, a relationship whose loads
-scan.
+scan. A table with unique constraints is read whole (a consistent Scan) to find rows whose guard
+item is missing.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Mapper, registry
 
 from . import dbapi
-from .dbapi import control_plane
+from .dbapi import control_plane, guard_upkeep
+from .dbapi.guard_names import guard_table
 from .dialect.ddl import create_table_request, render_call
 from .dialect.key_schema import projects
+from .dialect.write_rules import unique_constraints
 from .orm.relationship_loads import scanning_relationships
 from .orm.shared_tables import describe_key, discriminator_column, physical_table
 
@@ -251,8 +254,46 @@ def check(metadata_or_base: Any, bind: Engine | Connection) -> list[Difference]:
         for table in sorted(metadata.tables.values(), key=lambda t: t.name):
             live = _describe_table(connection, table.name)
             differences += _compare_table(table, live, discriminators.get(table.name))
+            if live is not None:
+                differences += _compare_guards(connection, table)
     differences += _scanning_relationships(mappers)
     return differences
+
+
+def _compare_guards(connection: dbapi.Connection, table: Table) -> Iterator[Difference]:
+    """Each unique constraint's guard items against the rows (a consistent Scan of the table):
+    a row without its guard can be joined by a duplicate, and a missing guard table fails
+    every write."""
+    transport = connection.transport
+    constraints = unique_constraints(table)
+    if constraints and _describe_table(connection, guard_table(table.name)) is None:
+        yield Difference(
+            table.name,
+            None,
+            None,
+            f"table {table.name} has unique constraints but no guard table {guard_table(table.name)}, so "
+            "every write to it fails: add each constraint in a migration (op.create_unique_constraint "
+            "creates the table and writes the guards of the rows stored)",
+        )
+        return
+    for columns in constraints:
+        names = ", ".join(columns)
+        try:
+            missing = guard_upkeep.missing_guards(transport, table.name, columns)
+        except dbapi.IntegrityError as error:
+            yield Difference(
+                table.name, None, columns[0], f"{error.args[0].split('. Nothing')[0]}: fix those rows"
+            )
+            continue
+        if missing:
+            yield Difference(
+                table.name,
+                None,
+                columns[0],
+                f"{_count(len(missing), 'row')} of {table.name} without a guard item for unique ({names}): "
+                "a duplicate of such a value is not refused. Rows written around sa_dynamo or before the "
+                "constraint lack one; write the guards with op.create_unique_constraint in a migration",
+            )
 
 
 def _scanning_relationships(mappers: frozenset[Mapper]) -> Iterator[Difference]:

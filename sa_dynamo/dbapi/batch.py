@@ -23,6 +23,7 @@ from .errors import (
     DUPLICATE_CODES,
     MISSING_TABLE_CODES,
     Error,
+    NotSupportedError,
     OperationalError,
     ProgrammingError,
     batch_error_class,
@@ -260,7 +261,7 @@ def read_items(transport: Transport, table: str, keys: list[dict[str, Any]]) -> 
     items: list[dict[str, Any]] = []
     for start in range(0, len(keys), MAX_GET_KEYS):
         requests = {table: {"Keys": keys[start : start + MAX_GET_KEYS], "ConsistentRead": True}}
-        responses, leftover = _until_processed(transport, "BatchGetItem", requests, "UnprocessedKeys")
+        responses, leftover = until_processed(transport, "BatchGetItem", requests, "UnprocessedKeys")
         if leftover:
             raise OperationalError(
                 f"DynamoDB left {len(leftover[table]['Keys'])} keys of {table!r} unread after "
@@ -280,6 +281,12 @@ def put(transport: Transport, tables: Tables, bodies: list[dict[str, Any]]) -> i
             writes.append(tables.checked(body["Statement"], body))
     if None in writes:
         raise ProgrammingError("PUT takes the form PUT INTO \"table\" VALUE {'attribute': ?, ...}")
+    for write in writes:
+        if write is not None and tables.unique(write.table):
+            raise NotSupportedError(
+                f"PUT overwrites an item of {write.table!r}, whose unique constraints are kept by guard "
+                "items that only a transaction can move: INSERT the row, or UPDATE the one stored"
+            )
     outcome = Outcome(len(bodies))
     chunks = chunks_of(writes)
     for number, chunk in enumerate(chunks):
@@ -302,7 +309,7 @@ def _put(
     requests: dict[str, list] = {}
     for write in writes:
         requests.setdefault(write.table, []).append({"PutRequest": {"Item": write.values}})
-    _, leftover = _until_processed(transport, "BatchWriteItem", requests, "UnprocessedItems")
+    _, leftover = until_processed(transport, "BatchWriteItem", requests, "UnprocessedItems")
     unprocessed = {
         (table, repr(_key_of(request["PutRequest"]["Item"], tables.key_names(table))))
         for table, table_requests in leftover.items()
@@ -319,7 +326,7 @@ def _key_of(item: dict[str, Any], names: tuple[str, ...]) -> tuple[tuple[str, An
     return tuple((name, item[name]) for name in names)
 
 
-def _until_processed(
+def until_processed(
     transport: Transport, operation: str, requests: dict[str, Any], leftover: str
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Call BatchWriteItem or BatchGetItem and resend, with backoff, what DynamoDB returns

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import batch, capacity, overlay, values, writes
+from . import batch, capacity, overlay, unique, values, writes
 from . import statement as stmt
 from .errors import NotSupportedError, in_row
 from .tables import Tables
@@ -31,7 +31,7 @@ class Pending:
     """A write held for commit, and the transaction's writes it stands for (their positions in
     the order executed: several when writes of one item were merged)."""
 
-    action: writes.Write | dict[str, Any]
+    action: writes.Write | unique.GuardWrite | dict[str, Any]
     rows: tuple[int, ...]
 
 
@@ -57,10 +57,34 @@ class Buffer:
         self._committed: dict[tuple[str, overlay.Key], overlay.Item | None] = {}
 
     def take(self) -> tuple[list[Pending], list[int]]:
-        """The writes to commit and those merged away, leaving the buffer empty."""
-        held, merged_away = self._pending, self.merged_away
-        self.discard()
-        return held, merged_away
+        """The writes to commit, each followed by the guard writes of its unique values
+        (unique.py), and those merged away, leaving the buffer empty. Two rows of the
+        transaction taking one unique value are an IntegrityError, and the buffer is emptied."""
+        try:
+            return self._guarded(self._pending), self.merged_away
+        finally:
+            self.discard()
+
+    def _guarded(self, held: list[Pending]) -> list[Pending]:
+        actions = [pending.action for pending in held]
+        moving = [
+            a
+            for a in actions
+            if isinstance(a, writes.Write) and a.kind in ("UPDATE", "DELETE") and self.tables.unique(a.table)
+        ]
+        for table in {a.table for a in moving}:
+            keys = [a.key for a in moving if a.table == table]
+            self._read_committed(
+                table, keys, "whose unique values this transaction moves or frees, to move their guards"
+            )
+        rows, guards = unique.guarded(
+            [(p.action, p.rows) for p in held], self.tables.unique, self.committed_item, self.hide_parameters
+        )
+        if not guards and rows == actions:
+            return held
+        return [Pending(row, pending.rows) for row, pending in zip(rows, held, strict=True)] + [
+            Pending(guard, ()) for guard in guards
+        ]
 
     def hold(
         self,

@@ -16,10 +16,10 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from . import capacity, writes
+from . import capacity, unique, writes
 from .buffer import Buffer, Pending
 from .cursor import Cursor
-from .errors import Error, InterfaceError, ProgrammingError, report_partial
+from .errors import DUPLICATE_CODES, Error, InterfaceError, ProgrammingError, report_partial
 from .limits import MAX_TRANSACTION_ACTIONS
 from .tables import Tables
 from .transport import Transport
@@ -95,12 +95,19 @@ class Connection:
         if self.closed:
             raise InterfaceError("connection is closed")
         held, merged_away = self.buffer.take()
-        if len(held) > MAX_TRANSACTION_ACTIONS and not self.chunked_commit:
+        guards = sum(1 for pending in held if isinstance(pending.action, unique.GuardWrite))
+        if len(held) > MAX_TRANSACTION_ACTIONS and (guards or not self.chunked_commit):
+            counted = f" ({guards} of them guards of unique values)" if guards else ""
             raise ProgrammingError(
-                f"this transaction holds {len(held)} writes; DynamoDB commits at most "
+                f"this transaction holds {len(held)} writes{counted}; DynamoDB commits at most "
                 f"{MAX_TRANSACTION_ACTIONS} atomically. Nothing was written: commit in smaller "
-                "transactions, opt into non-atomic chunks (dynamodb_chunked_commit=True), or use "
-                "AUTOCOMMIT for bulk writes"
+                "transactions"
+                + (
+                    ", opt into non-atomic chunks (dynamodb_chunked_commit=True), or use "
+                    "AUTOCOMMIT for bulk writes"
+                    if not guards
+                    else " (a row and the guards of its unique values commit together, never in chunks)"
+                )
             )
         chunks = [held[i : i + MAX_TRANSACTION_ACTIONS] for i in range(0, len(held), MAX_TRANSACTION_ACTIONS)]
         self.consumed = capacity.Consumed()
@@ -135,7 +142,7 @@ class Connection:
 
     def _commit_atomically(self, chunk: list[Pending]) -> None:
         actions = [pending.action for pending in chunk]
-        statements = [a.render() if isinstance(a, writes.Write) else a for a in actions]
+        statements = [a.render() if isinstance(a, (writes.Write, unique.GuardWrite)) else a for a in actions]
         # One token per attempt at this commit: botocore's retries resend it, so a commit whose
         # answer was lost is applied once.
         token = uuid.uuid4().hex
@@ -146,12 +153,22 @@ class Connection:
             )
         except Error as error:
             error.statements = statements  # CancellationReasons are indexed like these
+            reasons = error.response.get("CancellationReasons") or []
+            cancelled = [
+                (a, r) for a, r in zip(actions, reasons, strict=False) if r.get("Code") not in (None, "None")
+            ]
+            # a row's own failure (its key taken, its condition) is told as it is; a guard's alone
+            # is the unique constraint's
+            if cancelled and all(isinstance(a, unique.GuardWrite) for a, _ in cancelled):
+                guard, reason = cancelled[0]
+                if guard.kind == "INSERT" and _duplicate(reason):
+                    taken = guard.violated(self.hide_parameters)
+                    taken.code, taken.response, taken.statements = error.code, error.response, statements
+                    raise taken from None
             failed = [
                 f"{action.kind} of {action.key_text(self.hide_parameters)} in {action.table!r}"
-                for action, reason in zip(
-                    actions, error.response.get("CancellationReasons") or [], strict=False
-                )
-                if isinstance(action, writes.Write) and reason.get("Code") not in (None, "None")
+                for action, _ in cancelled
+                if isinstance(action, writes.Write)
             ]
             if failed:
                 error.args = (f"{error.args[0]} (failed: {'; '.join(failed)})",)
@@ -165,6 +182,33 @@ class Connection:
             raise
         log.debug("ExecuteTransaction committed %d statements (token %s)", len(statements), token)
 
+    def write_alone(
+        self, kind: str, statements: list[tuple[str, dict[str, Any]]], tests: Any, matched: bool
+    ) -> list[int]:
+        """AUTOCOMMIT writes to a table with unique constraints: each row its own transaction
+        with the guards of its unique values; their rowcounts. An UPDATE or DELETE whose
+        condition fails counts 0, as its own statement would. Rows after a failed one are not
+        sent, and the error says which were applied."""
+        counts: list[int] = []
+        for row, statement in enumerate(statements):
+            alone = Buffer(self.transport, self.tables, self.hide_parameters)
+            try:
+                (count,) = alone.hold(kind, [statement], tests[row : row + 1] if tests else None, matched)
+                held, _ = alone.take()
+                if held:
+                    self._commit_atomically(held)
+            except Error as error:
+                if kind in ("UPDATE", "DELETE") and _row_condition_failed(error):
+                    count = 0
+                elif len(statements) > 1:
+                    raise report_partial(
+                        error, list(range(row)), list(range(row, len(statements))), []
+                    ) from None
+                else:
+                    raise
+            counts.append(count)
+        return counts
+
     def rollback(self) -> None:
         if self.closed:
             raise InterfaceError("connection is closed")
@@ -174,3 +218,17 @@ class Connection:
         self.buffer.discard()
         self.closed = True
         self.transport.close()
+
+
+def _duplicate(reason: dict[str, Any]) -> bool:
+    """A transaction's reason for an INSERT of a key already stored (Local: a ValidationError)."""
+    return (
+        reason.get("Code") in DUPLICATE_CODES
+        or "duplicate primary key" in (reason.get("Message") or "").lower()
+    )
+
+
+def _row_condition_failed(error: Error) -> bool:
+    """A single-row transaction cancelled by its row's own condition (the first statement)."""
+    reasons = error.response.get("CancellationReasons") or []
+    return bool(reasons) and reasons[0].get("Code") == "ConditionalCheckFailed"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from . import guard_names
 from .errors import Error, OperationalError, ProgrammingError
 from .transport import Transport
 from .validate import TableRules, check_name, rules_from_description
@@ -23,6 +24,10 @@ _WAIT_SECONDS = 600
 # the table is ACTIVE (UpdateTimeToLive's TimeToLiveSpecification), and whether an index is local.
 TTL_KEY = "TimeToLiveSpecification"
 LOCAL_INDEX_KEY = "LocalIndex"
+# ... and the table of the guard items of the table's unique constraints, created with it
+GUARD_TABLE_KEY = "UniqueGuardTable"
+# ... whose request lists the named constraints to record in it (guard_names.record_request)
+GUARD_RECORDS_KEY = "UniqueConstraintNames"
 
 
 def _wait(transport: Transport, what: str, done: Any) -> None:
@@ -84,13 +89,13 @@ def time_to_live_attribute(transport: Transport, table: str) -> str | None:
 
 
 def list_tables(transport: Transport, page_size: int | None = None) -> list[str]:
-    """Every table name, following ListTables paging (``page_size`` names per request; at most
-    100, DynamoDB's default)."""
+    """Every table name but the guard tables of unique constraints (guard_names.py), following
+    ListTables paging (``page_size`` names per request; at most 100, DynamoDB's default)."""
     names: list[str] = []
     request: dict[str, Any] = {} if page_size is None else {"Limit": page_size}
     while True:
         page = transport.send("ListTables", request)
-        names += page.get("TableNames", [])
+        names += [name for name in page.get("TableNames", []) if not guard_names.is_guard_table(name)]
         if "LastEvaluatedTableName" not in page:
             return names
         request = {**request, "ExclusiveStartTableName": page["LastEvaluatedTableName"]}
@@ -112,17 +117,28 @@ def _index_status(transport: Transport, table: str, index: str) -> str | None:
 def create_table(transport: Transport, request: dict[str, Any]) -> None:
     request = dict(request)
     ttl = request.pop(TTL_KEY, None)
+    guards = request.pop(GUARD_TABLE_KEY, None)
     name = request["TableName"]
     transport.send("CreateTable", _named(request))
     _wait(transport, f"table {name} to become ACTIVE", lambda: _status(transport, name) == "ACTIVE")
     if ttl:
         transport.send("UpdateTimeToLive", {"TableName": name, TTL_KEY: ttl})
+    if guards:
+        records = guards.pop(GUARD_RECORDS_KEY, {})
+        create_table(transport, guards)
+        for constraint, columns in records.items():
+            transport.send("PutItem", guard_names.record_request(name, constraint, tuple(columns)))
 
 
 def delete_table(transport: Transport, request: dict[str, Any]) -> None:
+    """Delete a table, and the table of its unique constraints' guards if there is one (the
+    Table dropped need not declare them: Alembic's op.drop_table names the table only)."""
     name = request["TableName"]
     transport.send("DeleteTable", _named(request))
     _wait(transport, f"table {name} to be deleted", lambda: _status(transport, name) is None)
+    guards = guard_names.guard_table(name)
+    if not guard_names.is_guard_table(name) and _status(transport, guards) is not None:
+        delete_table(transport, {"TableName": guards})
 
 
 def create_index(transport: Transport, request: dict[str, Any]) -> None:

@@ -48,6 +48,10 @@ class Owner(Protocol):
 
     def recording(self, consumed: capacity.Consumed) -> AbstractContextManager[None]: ...
 
+    def write_alone(
+        self, kind: str, statements: list[tuple[str, dict[str, Any]]], tests: Any, matched: bool
+    ) -> list[int]: ...
+
 
 def request(operation: str, parameters: Sequence[Any] | None, hidden: bool = False) -> dict[str, Any]:
     """The ExecuteStatement-shaped request for one statement (Parameters omitted when empty); a
@@ -276,6 +280,9 @@ class Cursor:
             for row, body in enumerate(bodies):
                 with in_row(row, rows):
                     checked.append(tables.checked(stmt.without_returning_old(body["Statement"]), body))
+            if any(write is not None and tables.unique(write.table) for write in checked):
+                self.rowcount = self._write_guarded(kind, [(b["Statement"], b) for b in bodies])
+                return
             self.rowcount, error = batch.execute(self.connection.transport, kind, bodies, checked)
             if error is not None:
                 raise error
@@ -422,8 +429,24 @@ class Cursor:
             )
         return batch.put(self.connection.transport, self.connection.tables, bodies)
 
+    def _write_guarded(self, kind: str, statements: list[tuple[str, dict[str, Any]]]) -> int:
+        """AUTOCOMMIT writes to a table with unique constraints, each row a transaction with
+        the guards of its unique values (Connection.write_alone)."""
+        if any(stmt.has_returning(operation) for operation, _ in statements) and not (
+            kind == "DELETE" and self.count_only
+        ):
+            raise NotSupportedError(
+                "RETURNING cannot run on a table with unique constraints: its writes commit with "
+                "their guard items in a transaction, which returns no rows; read the rows back instead"
+            )
+        counts = self.connection.write_alone(kind, statements, self.write_matches, self.matched_by_read)
+        return batch.total_rowcount(counts)
+
     def _write_now(self, kind: str, operation: str, body: dict[str, Any]) -> None:
         write = self.connection.tables.checked(stmt.without_returning_old(operation), body)
+        if write is not None and self.connection.tables.unique(write.table):
+            self.rowcount = self._write_guarded(kind, [(operation, body)])
+            return
         try:
             response = self.connection.transport.send("ExecuteStatement", capacity.asking(body))
         except Error as error:

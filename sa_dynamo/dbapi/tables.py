@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import control_plane, writes
+from . import statement as stmt
+from .errors import NotSupportedError
 from .transport import Transport
 from .validate import TableRules, check_write
 
@@ -54,6 +56,12 @@ class Tables:
             self._known[table] = known = control_plane.table_rules(self.transport, table)
         return known
 
+    def unique(self, table: str) -> tuple[tuple[str, ...], ...]:
+        """The columns of each unique constraint of ``table`` the dialect told of (none for a
+        table nobody described: DynamoDB keeps no such constraint)."""
+        known = self._known.get(table)
+        return known.unique if known is not None else ()
+
     def key_names(self, table: str) -> tuple[str, ...]:
         """The table's key attributes, HASH first."""
         return self.rules(table).key
@@ -75,6 +83,12 @@ class Tables:
         write = writes.parse(operation, body.get("Parameters", []), self.key_names)
         if write is not None:
             self.check(write)
+        elif (target := stmt.source(operation)) is not None and self.unique(target[0]):
+            raise NotSupportedError(
+                f"table {target[0]!r} has unique constraints, kept by guard items that only the "
+                "canonical INSERT/UPDATE/DELETE forms the dialect emits can move: write it through "
+                "a Table or the ORM"
+            )
         return write
 
     def check(self, write: writes.Write) -> None:

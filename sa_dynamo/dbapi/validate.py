@@ -81,6 +81,9 @@ class TableRules:
     # NOT NULL attributes beyond the key (nullable=False), each with the table its foreign key
     # refers to (None: not a foreign key), for the advice of a refusal
     required: Mapping[str, str | None] = field(default_factory=dict)
+    # the columns of each unique constraint (unique=True, UniqueConstraint, a unique Index),
+    # kept by guard items (unique.py)
+    unique: tuple[tuple[str, ...], ...] = ()
 
 
 def rules_from_description(described: dict[str, Any]) -> TableRules:

@@ -1,9 +1,10 @@
 """CREATE/DROP TABLE and CREATE/DROP INDEX -> DynamoDB control-plane calls.
 
 PartiQL has no DDL, so the DDL compiler builds the CreateTable/DeleteTable/UpdateTable request
-and renders the calls it stands for readably (that rendering is what ``echo=True`` shows); the
+and renders the calls it stands for readably (a table with unique constraints brings the table
+of their guard items, dbapi/unique.py) (that rendering is what ``echo=True`` shows); the
 execution context sends the request and waits until the table or index is ACTIVE (or gone).
-What DynamoDB cannot hold (more than two key columns, a boolean key, a unique constraint, a
+What DynamoDB cannot hold (more than two key columns, a boolean key, a check constraint, a
 server-side default) is a CompileError or ArgumentError before anything is sent, never dropped.
 """
 
@@ -16,9 +17,11 @@ from sqlalchemy import CheckConstraint, Index, Table, UniqueConstraint
 from sqlalchemy.exc import CompileError
 from sqlalchemy.sql import compiler
 
-from ..dbapi.control_plane import LOCAL_INDEX_KEY, TTL_KEY
+from ..dbapi import guard_names, guard_upkeep
+from ..dbapi.control_plane import GUARD_RECORDS_KEY, GUARD_TABLE_KEY, LOCAL_INDEX_KEY, TTL_KEY
 from .key_schema import key_schema
 from .types import attribute_type, key_attribute_type
+from .write_rules import unique_constraints
 
 PROJECTIONS = ("ALL", "KEYS_ONLY", "INCLUDE")
 BILLING_MODES = ("PAY_PER_REQUEST", "PROVISIONED")
@@ -84,8 +87,6 @@ def _projection(index: Index) -> dict[str, Any]:
 def index_definition(index: Index) -> tuple[bool, dict[str, Any], list]:
     """(is_local, the GlobalSecondaryIndexes/LocalSecondaryIndexes entry, its key columns)."""
     columns = list(index.columns)
-    if index.unique:
-        raise CompileError(f"index {index.name!r}: DynamoDB has no unique indexes; drop unique=True")
     if not 1 <= len(columns) <= 2 or len(columns) != len(index.expressions):
         raise CompileError(
             f"index {index.name!r} must name one or two columns (partition key, then optional sort key)"
@@ -126,7 +127,8 @@ def _attribute_definitions(keys: list[tuple[Any, str]]) -> list[dict[str, str]]:
 
 
 def _refuse_what_dynamodb_cannot_enforce(table: Table) -> None:
-    """Server-side defaults and unique/check constraints would be accepted and then ignored."""
+    """Server-side defaults and check constraints would be accepted and then ignored (unique
+    constraints are kept by guard items, dbapi/unique.py)."""
     for column in table.columns:
         if column.server_default is not None:
             raise CompileError(
@@ -135,12 +137,30 @@ def _refuse_what_dynamodb_cannot_enforce(table: Table) -> None:
                 "SQLAlchemy) instead"
             )
     for constraint in table.constraints:
-        if isinstance(constraint, (UniqueConstraint, CheckConstraint)):
-            kind = "unique" if isinstance(constraint, UniqueConstraint) else "check"
+        if isinstance(constraint, CheckConstraint):
             raise CompileError(
-                f"table {table.name!r} has a {kind} constraint; DynamoDB enforces only the uniqueness "
-                "of the primary key: drop it (or make those columns the key)"
+                f"table {table.name!r} has a check constraint; DynamoDB enforces none: drop it "
+                "(or check the values in the application, e.g. with a @validates method)"
             )
+    if guard_names.is_guard_table(table.name):
+        raise CompileError(
+            f"table {table.name!r}: names ending in {guard_names.GUARD_SUFFIX!r} are kept for the guard "
+            "items of unique constraints: rename the table"
+        )
+
+
+def guard_table_request(table: Table) -> dict[str, Any] | None:
+    """The CreateTable request of the table of ``table``'s unique guards, None when it has no
+    unique constraint. It bills as ``table`` does."""
+    if not unique_constraints(table):
+        return None
+    request = guard_upkeep.guard_table_request(table.name, provisioned_throughput(table))
+    named = {
+        constraint.name: [column.name for column in constraint.columns]
+        for constraint in sorted(table.constraints, key=lambda c: str(c.name))
+        if isinstance(constraint, UniqueConstraint) and isinstance(constraint.name, str)
+    }
+    return {**request, GUARD_RECORDS_KEY: named} if named else request
 
 
 def create_table_request(table: Table) -> dict[str, Any]:
@@ -210,20 +230,30 @@ class DynamoDBDDLCompiler(compiler.DDLCompiler):
         table = create.element
         request = create_table_request(table)
         self.dialect.declared(table)  # once the request says the Table is one DynamoDB can hold
+        sent, calls = dict(request), [("CreateTable", request)]
         ttl = ttl_attribute(table)
-        if ttl is None:
-            return self._call("create_table", request, ("CreateTable", request))
-        spec = {"Enabled": True, "AttributeName": ttl}
-        return self._call(
-            "create_table",
-            {**request, TTL_KEY: spec},
-            ("CreateTable", request),
-            ("UpdateTimeToLive", {"TableName": table.name, TTL_KEY: spec}),
-        )
+        if ttl is not None:
+            sent[TTL_KEY] = spec = {"Enabled": True, "AttributeName": ttl}
+            calls.append(("UpdateTimeToLive", {"TableName": table.name, TTL_KEY: spec}))
+        guards = guard_table_request(table)
+        if guards is not None:
+            sent[GUARD_TABLE_KEY] = guards
+            records = guards.get(GUARD_RECORDS_KEY, {})
+            calls.append(("CreateTable", {k: v for k, v in guards.items() if k != GUARD_RECORDS_KEY}))
+            calls += [
+                ("PutItem", guard_names.record_request(table.name, n, tuple(c))) for n, c in records.items()
+            ]
+        return self._call("create_table", sent, *calls)
 
     def visit_drop_table(self, drop, **kw):
-        request = {"TableName": drop.element.name}
-        return self._call("delete_table", request, ("DeleteTable", request))
+        # the guard table goes with it, whatever the Table says (control_plane.delete_table)
+        table = drop.element
+        request = {"TableName": table.name}
+        calls = [("DeleteTable", request)]
+        declared = any(isinstance(c, UniqueConstraint) for c in table.constraints)
+        if declared or any(index.unique for index in table.indexes):
+            calls.append(("DeleteTable", {"TableName": guard_names.guard_table(table.name)}))
+        return self._call("delete_table", request, *calls)
 
     def visit_create_index(self, create, **kw):
         index = create.element

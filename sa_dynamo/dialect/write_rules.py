@@ -5,7 +5,8 @@ types of the table's and its indexes' keys (an empty string or a wrong type in a
 refused like one in the table's key), the values each column takes (a String column refuses
 a number, a JSON column a set, and ``Numeric(p, s)`` rounds and bounds as PostgreSQL's
 ``numeric(p, s)`` does) and the columns a write may not leave without a value (NOT NULL,
-``nullable=False``). Checking in the driver, on the values sent, covers every write path
+``nullable=False``), and the columns of its unique constraints, whose guard items the driver
+writes with the rows (dbapi/unique.py). Checking in the driver, on the values sent, covers every write path
 (transactions, chunked commits, AUTOCOMMIT batches, upserts, SQL text) and names the column.
 """
 
@@ -16,7 +17,7 @@ import weakref
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Table
+from sqlalchemy import Table, UniqueConstraint
 from sqlalchemy import types as sqltypes
 
 from ..dbapi.validate import AttributeRule, KeyAttribute, TableRules, round_to_scale
@@ -42,7 +43,9 @@ _KINDS: list[tuple[type, frozenset[str]]] = [
     (sqltypes.Uuid, frozenset({"S"})),
 ]
 
-_cache: weakref.WeakKeyDictionary[Table, tuple[tuple[int, int], TableRules]] = weakref.WeakKeyDictionary()
+_cache: weakref.WeakKeyDictionary[Table, tuple[tuple[int, int, int], TableRules]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def attribute_rule(type_: sqltypes.TypeEngine) -> AttributeRule | None:
@@ -69,7 +72,7 @@ def attribute_rule(type_: sqltypes.TypeEngine) -> AttributeRule | None:
 
 def table_rules(table: Table) -> TableRules:
     """The rules of a Table's writes (computed once per shape of the Table)."""
-    shape = (len(table.columns), len(table.indexes))
+    shape = (len(table.columns), len(table.indexes), len(table.constraints))
     cached = _cache.get(table)
     if cached is not None and cached[0] == shape:
         return cached[1]
@@ -93,9 +96,23 @@ def table_rules(table: Table) -> TableRules:
         for column in table.columns
         if not column.nullable and column.name not in key and not _json_null_is_a_value(column.type)
     }
-    rules = TableRules(table.name, key, keys, attributes, required)
+    rules = TableRules(table.name, key, keys, attributes, required, unique_constraints(table))
     _cache[table] = (shape, rules)
     return rules
+
+
+def unique_constraints(table: Table) -> tuple[tuple[str, ...], ...]:
+    """The columns of each unique constraint of a Table (``unique=True``, ``UniqueConstraint``,
+    ``Index(..., unique=True)``), each set once, in a stable order; none that holds the whole
+    primary key, which DynamoDB keeps unique itself."""
+    key = {c.name for c in key_schema(table).columns}
+    found = [
+        tuple(c.name for c in constraint.columns)
+        for constraint in table.constraints
+        if isinstance(constraint, UniqueConstraint)
+    ]
+    found += [tuple(c.name for c in index.columns) for index in table.indexes if index.unique]
+    return tuple(sorted(dict.fromkeys(columns for columns in found if not key <= set(columns))))
 
 
 def _json_null_is_a_value(type_: sqltypes.TypeEngine) -> bool:

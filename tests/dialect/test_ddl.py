@@ -319,11 +319,6 @@ BAD_OPTIONS = {
         "table {t!r} bills PAY_PER_REQUEST, which takes no capacities: drop dynamodb_read_capacity/"
         "dynamodb_write_capacity or use dynamodb_billing_mode='PROVISIONED'",
     ),
-    "unique index": (
-        [pk(), Column("g", String), Index("by_g", "g", unique=True)],
-        {},
-        "index 'by_g': DynamoDB has no unique indexes; drop unique=True",
-    ),
     "three index columns": (
         [pk(), Column("a", String), Column("b", String), Column("c", String), Index("by_abc", "a", "b", "c")],
         {},
@@ -372,17 +367,11 @@ BAD_OPTIONS = {
         "column {t}.n has a server-side default (server_default, Computed or Identity); DynamoDB computes "
         "no values: use default= (applied by SQLAlchemy) instead",
     ),
-    "unique column": (
-        [pk(), Column("email", String, unique=True)],
-        {},
-        "table {t!r} has a unique constraint; DynamoDB enforces only the uniqueness of the primary key: "
-        "drop it (or make those columns the key)",
-    ),
     "check constraint": (
         [pk(), Column("n", Integer), CheckConstraint("n > 0")],
         {},
-        "table {t!r} has a check constraint; DynamoDB enforces only the uniqueness of the primary key: "
-        "drop it (or make those columns the key)",
+        "table {t!r} has a check constraint; DynamoDB enforces none: drop it (or check the values in the "
+        "application, e.g. with a @validates method)",
     ),
     "schema": ([pk()], {"schema": "other"}, "table {t!r}: DynamoDB has no schemas; drop schema="),
 }

@@ -1,12 +1,13 @@
-"""SQLite as the judge: tables filled alike on DynamoDB Local and on SQLite, and a statement's
-rows read from both."""
+"""SQLite as the judge: tables filled alike on DynamoDB Local and on SQLite, a statement's rows
+read from both, and a write's outcome and the rows it leaves on both."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from sqlalchemy import Engine, MetaData, Table, create_engine
+from sqlalchemy.exc import IntegrityError
 
 
 def filled_alike(
@@ -35,3 +36,22 @@ def same_rows(databases: tuple[Engine, Engine], statement: Any, **options: Any) 
     rows = rows_of(dynamodb, statement.execution_options(**options))
     assert rows == rows_of(sqlite, statement)
     return rows
+
+
+def same_outcome(
+    databases: tuple[Engine, Engine], step: Callable[[Engine], Any], stored: Callable[[Engine], Any]
+) -> Any:
+    """Run ``step`` on DynamoDB, then on SQLite: each raises IntegrityError (the outcome is the
+    error's class) or returns the same, and ``stored`` (every row) is the same afterwards.
+    DynamoDB's error message, or the outcome."""
+    outcomes, message = [], None
+    for engine in databases:
+        try:
+            outcomes.append(step(engine))
+        except IntegrityError as error:
+            outcomes.append(IntegrityError)
+            if engine is databases[0]:
+                message = str(error.orig)
+    assert outcomes[0] == outcomes[1]
+    assert stored(databases[0]) == stored(databases[1])
+    return message if outcomes[0] is IntegrityError else outcomes[0]
