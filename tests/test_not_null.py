@@ -9,7 +9,7 @@ sa_dynamo leaves the key out.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -29,6 +29,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
+from support.beside_sqlite import same_outcome
 
 import sa_dynamo
 
@@ -126,29 +127,13 @@ def stored(engine: Any) -> dict[str, list[tuple]]:
         }
 
 
-def on_both(engines: tuple[Any, Any], step: Callable[[Any], Any]) -> Any:
-    """Run ``step`` on DynamoDB and on SQLite: each raises IntegrityError (the outcome is the
-    error's class) or returns the same; the rows stored afterwards are the same."""
-    outcomes = []
-    for engine in engines:
-        try:
-            outcomes.append(step(engine))
-        except IntegrityError as error:
-            outcomes.append(IntegrityError)
-            if engine is engines[0]:
-                message = str(error.orig)
-    assert outcomes[0] == outcomes[1]
-    assert stored(engines[0]) == stored(engines[1])
-    return message if outcomes[0] is IntegrityError else outcomes[0]
-
-
 def test_orm_insert_of_none(seeded):
     def step(engine):
         with Session(engine) as session:
             session.add(Hero(**BAD_HERO))
             session.commit()
 
-    message = on_both(seeded, step)
+    message = same_outcome(seeded, step, stored)
     assert message.startswith(f"NOT NULL constraint failed: column 'age' of table {HERO.name!r}")
     assert "give it a value (or a default=), or declare the column nullable=True (Mapped" in message
 
@@ -159,7 +144,7 @@ def test_orm_insert_leaving_the_attribute_unset(seeded):
             session.add(Hero(id=9, team_id=1, age=5))  # no name
             session.commit()
 
-    assert "column 'name'" in on_both(seeded, step)
+    assert "column 'name'" in same_outcome(seeded, step, stored)
 
 
 def test_core_insert_without_the_column(seeded):
@@ -167,7 +152,7 @@ def test_core_insert_without_the_column(seeded):
         with engine.begin() as conn:
             conn.execute(insert(HERO).values(id=9, name="Nobody", team_id=1))
 
-    assert "column 'age'" in on_both(seeded, step)
+    assert "column 'age'" in same_outcome(seeded, step, stored)
 
 
 def test_core_update_to_none_fails_at_the_statement_and_the_transaction_goes_on(seeded):
@@ -183,7 +168,7 @@ def test_core_update_to_none_fails_at_the_statement_and_the_transaction_goes_on(
                 return str(error.orig).split(":")[0]
             return "no error"
 
-    assert on_both(seeded, step) == "NOT NULL constraint failed"
+    assert same_outcome(seeded, step, stored) == "NOT NULL constraint failed"
     assert (1, "Deadpool", 1, 30, None) in stored(seeded[0])["heroes"]
 
 
@@ -198,7 +183,7 @@ def test_update_by_any_where_to_none(seeded, isolation):
             conn.execute(statement)
             conn.commit()
 
-    assert "column 'age'" in on_both(seeded, step)
+    assert "column 'age'" in same_outcome(seeded, step, stored)
 
 
 def test_executemany_with_one_bad_row_in_a_transaction(seeded):
@@ -209,7 +194,7 @@ def test_executemany_with_one_bad_row_in_a_transaction(seeded):
         with engine.begin() as conn:
             conn.execute(insert(HERO), rows)
 
-    assert "row 3 of 5" in on_both(seeded, step)
+    assert "row 3 of 5" in same_outcome(seeded, step, stored)
 
 
 def test_autocommit_executemany_sends_no_row_when_one_violates(seeded):
@@ -250,7 +235,7 @@ def test_sql_text(seeded, sql):
         with engine.begin() as conn:
             conn.execute(text(sql))
 
-    assert "column 'age'" in on_both(seeded, step)
+    assert "column 'age'" in same_outcome(seeded, step, stored)
 
 
 def test_deleting_a_parent_whose_children_need_it(seeded):
@@ -262,7 +247,7 @@ def test_deleting_a_parent_whose_children_need_it(seeded):
             session.delete(session.get(User, 1))
             session.commit()
 
-    message = on_both(seeded, step)
+    message = same_outcome(seeded, step, stored)
     assert f"column 'author_id' of table {Post.__tablename__!r}" in message
     assert f"it refers to table {User.__tablename__!r}" in message
     assert "cascade='all, delete-orphan'" in message
@@ -279,7 +264,7 @@ def test_the_index_on_a_not_null_sort_key_gives_sqlites_rows(seeded):
             session.add(Hero(**BAD_HERO))
             session.commit()
 
-    on_both(seeded, step)
+    same_outcome(seeded, step, stored)
     rows = [sorted(Session(engine).execute(query).all()) for engine in seeded]
     assert rows[0] == rows[1] == [(1, "Deadpond", 30), (2, "Rusty-Man", 48)]
 
