@@ -11,6 +11,7 @@ that ends leaves the rest of its block unused), and ids from several processes i
 
 from __future__ import annotations
 
+import bisect
 import logging
 import threading
 from dataclasses import dataclass, field
@@ -90,8 +91,9 @@ class _Counter:
             return value
 
     def add(self, first: int, last: int) -> None:
+        """Hold a reserved block; blocks reserved at once by several threads are kept in order."""
         with self.lock:
-            self.blocks.append([first, last])
+            bisect.insort(self.blocks, [first, last])
 
 
 class Counters:
