@@ -29,24 +29,27 @@ def next_id(dialect: Any, dbapi_connection: Any, column: Column) -> int:
 
 
 def numbered_rows(
-    dialect: Any, dbapi_connection: Any, compiled: Any, parameters: list[Any]
-) -> tuple[Any, list[Any]]:
-    """An executemany INSERT's rows with their keys: each row that gives none (or None) takes the
-    counter's next value, in row order; the statement is compiled again with the key column when
-    it was compiled without it."""
-    if not compiled.isinsert or len(parameters) < 2:
-        return compiled, parameters
+    dialect: Any, dbapi_connection: Any, compiled: Any, statement: Any, parameters: list[Any]
+) -> tuple[Any, list[Any]] | None:
+    """An INSERT's rows with the keys the counter gives, as SQLite's rowid would: None when it
+    gives none. SQLAlchemy compiles an executemany for the keys of its first row; when that row
+    has no key column, every row takes the counter's next value in row order (a later row's key
+    is ignored, as SQLAlchemy ignores it) and ``statement``, the one executed (its own values,
+    not those of the cached compilation), is compiled with the key. A key given as None takes
+    the next value too."""
+    if not compiled.isinsert:
+        return None
     column = counter_column(compiled.statement.table)
-    if column is None or all(row.get(column.key) is not None for row in parameters):
-        return compiled, parameters
+    if column is None:
+        return None
+    key = column.key
+    if key not in compiled.binds:
+        rows = [{**row, key: next_id(dialect, dbapi_connection, column)} for row in parameters]
+        return statement.compile(dialect=dialect, column_keys=list(rows[0]), for_executemany=True), rows
+    if not any(key in row and row[key] is None for row in parameters):
+        return None
     rows = [
-        row
-        if row.get(column.key) is not None
-        else {**row, column.key: next_id(dialect, dbapi_connection, column)}
+        {**row, key: next_id(dialect, dbapi_connection, column)} if key in row and row[key] is None else row
         for row in parameters
     ]
-    if column.key not in compiled.binds:
-        compiled = compiled.statement.compile(
-            dialect=dialect, column_keys=list(rows[0]), for_executemany=True
-        )
     return compiled, rows

@@ -108,7 +108,11 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             parameters = translated.parameters(parameters, defaults)
             extracted_parameters = None
             kw.pop("param_dict", None)  # the text's own parameters, already in ``parameters``
-        compiled, parameters = numbered_rows(dialect, dbapi_connection, compiled, parameters)
+        numbered = numbered_rows(dialect, dbapi_connection, compiled, invoked_statement, parameters)
+        if numbered is not None:
+            numbered_compiled, parameters = numbered
+            if numbered_compiled is not compiled:  # the statement's own values are in it
+                compiled, extracted_parameters = numbered_compiled, None
         if compiled.literal_execute_params and len(parameters) > 1:
             # A JSON path's steps are written into the text per execution (DynamoDB takes no
             # parameter inside a path), which SQLAlchemy cannot do for an executemany.
