@@ -285,3 +285,18 @@ def test_a_key_no_counter_numbers_says_what_to_do(engine, table_name: str):
         assert "default=uuid.uuid4" in message and "Integer primary key alone" in message
     finally:
         table.drop(engine)
+
+
+def test_a_missing_counters_table_is_created_at_the_first_id(engine, table_name: str, raw):
+    """A table created before counters existed (or the counters' table deleted): the first id
+    creates the counters' table, then numbers from 1."""
+    table = Table(table_name, MetaData(), Column("id", Integer, primary_key=True), Column("name", String))
+    table.create(engine)
+    raw.delete_table(TableName=COUNTERS_TABLE)
+    raw.get_waiter("table_not_exists").wait(TableName=COUNTERS_TABLE, WaiterConfig={"Delay": 1})
+    try:
+        with engine.begin() as conn:
+            assert tuple(conn.execute(insert(table).values(name="a")).inserted_primary_key) == (1,)
+        assert raw.describe_table(TableName=COUNTERS_TABLE)["Table"]["TableStatus"] == "ACTIVE"
+    finally:
+        table.drop(engine)

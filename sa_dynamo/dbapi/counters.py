@@ -56,15 +56,19 @@ def block_size(size: Any) -> int:
 
 
 def ensure_table(transport: Transport) -> None:
-    """Create the counters table unless it exists (another process creating it too is fine)."""
-    if control_plane.describe_table(transport, COUNTERS_TABLE) is not None:
+    """Create the counters table unless it exists, and wait until it takes writes (another
+    process creating it at the same time is fine)."""
+    described = control_plane.describe_table(transport, COUNTERS_TABLE)
+    if described is not None and described["TableStatus"] == "ACTIVE":
         return
-    try:
-        control_plane.create_table(transport, COUNTERS_TABLE_REQUEST)
-    except Error as error:
-        if error.code != "ResourceInUseException":
-            raise
-        control_plane.wait_active(transport, COUNTERS_TABLE)
+    if described is None:
+        try:
+            control_plane.create_table(transport, COUNTERS_TABLE_REQUEST)
+            return
+        except Error as error:
+            if error.code != "ResourceInUseException":
+                raise
+    control_plane.wait_active(transport, COUNTERS_TABLE)
 
 
 def reset_request(table: str, column: str) -> dict[str, Any]:
