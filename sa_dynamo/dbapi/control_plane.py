@@ -114,13 +114,17 @@ def _index_status(transport: Transport, table: str, index: str) -> str | None:
     return None
 
 
+def wait_active(transport: Transport, table: str) -> None:
+    _wait(transport, f"table {table} to become ACTIVE", lambda: _status(transport, table) == "ACTIVE")
+
+
 def create_table(transport: Transport, request: dict[str, Any]) -> None:
     request = dict(request)
     ttl = request.pop(TTL_KEY, None)
     guards = request.pop(GUARD_TABLE_KEY, None)
     name = request["TableName"]
     transport.send("CreateTable", _named(request))
-    _wait(transport, f"table {name} to become ACTIVE", lambda: _status(transport, name) == "ACTIVE")
+    wait_active(transport, name)
     if ttl:
         transport.send("UpdateTimeToLive", {"TableName": name, TTL_KEY: ttl})
     if guards:

@@ -228,7 +228,10 @@ def check_write(write: Write, rules: TableRules, hidden: bool = False) -> None:
         if missing:
             raise DataError(
                 f"the item for table {write.table!r} has no {', '.join(map(repr, missing))}: every "
-                "item needs its key attributes (a None key value leaves the attribute out)"
+                "item needs its key attributes (a None key value leaves the attribute out). Give "
+                "the key a value, or let it be made: a Uuid key with default=uuid.uuid4 (the "
+                "cheaper choice: no request), or an Integer primary key alone, which a counter "
+                "numbers (autoincrement: one request per block of ids); see docs/types.md"
             )
     _check_names(write, [*write.values, *write.removes])
     for name, value in write.values.items():

@@ -19,7 +19,7 @@ from sqlalchemy.sql import schema as sa_schema
 
 from .. import dbapi as dynamo_dbapi
 from .. import sql_text, sqlalchemy_private
-from ..dbapi import control_plane
+from ..dbapi import control_plane, counters
 from ..dbapi.transport import Transport
 from ..dbapi.validate import TableRules
 from . import item_sample, sending
@@ -79,6 +79,9 @@ class DynamoDBDialect(default.DefaultDialect):
     supports_views = False
     supports_constraint_comments = False
     postfetch_lastrowid = False
+    # An autoincrement key's value is taken from its counter before the INSERT (execution.py),
+    # so the ORM and inserted_primary_key know it as on SQLite.
+    preexecute_autoincrement_sequences = True
     insert_returning = False
     update_returning = False
     delete_returning = False
@@ -115,9 +118,14 @@ class DynamoDBDialect(default.DefaultDialect):
         dynamodb_scan: str = "warn",
         dynamodb_chunked_commit: bool = False,
         dynamodb_reflect_sample: int = item_sample.DEFAULT_SAMPLE,
+        dynamodb_autoincrement_block: int = counters.DEFAULT_BLOCK,
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
+        try:
+            self.counters = counters.Counters(dynamodb_autoincrement_block)
+        except dynamo_dbapi.InterfaceError as error:
+            raise ArgumentError(str(error)) from None
         self.dynamodb_chunked_commit = dynamodb_chunked_commit
         self.dynamodb_reflect_sample = item_sample.sample_size(dynamodb_reflect_sample)
         if dynamodb_scan not in SCAN_POLICIES:
@@ -205,7 +213,14 @@ class DynamoDBDialect(default.DefaultDialect):
         if context is not None and context.isddl:
             if context.control_plane_request is not None:
                 self._sql_text.forget()  # key schemas and indexes may change
-                control_plane.run(cursor.connection.transport, *context.control_plane_request)
+                transport = cursor.connection.transport
+                method, request = context.control_plane_request
+                control_plane.run(transport, method, request)
+                counter = context.compiled.counter
+                if counter is not None:
+                    if method == "create_table":
+                        counters.ensure_table(transport)
+                    self.counters.reset(transport, *counter)
             return
         if computed(cursor, context):
             return
@@ -309,7 +324,10 @@ class DynamoDBDialect(default.DefaultDialect):
 
     @reflection.cache
     def get_table_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
-        return self._control_plane(control_plane.list_tables, connection)
+        # The counters' table is sa_dynamo's, as alembic_version is Alembic's: no model declares
+        # it, so autogenerate would drop it and check report it.
+        names = self._control_plane(control_plane.list_tables, connection)
+        return [name for name in names if name != counters.COUNTERS_TABLE]
 
     @reflection.cache
     def get_table_options(

@@ -19,6 +19,7 @@ from sqlalchemy.sql import compiler
 
 from ..dbapi import guard_names, guard_upkeep
 from ..dbapi.control_plane import GUARD_RECORDS_KEY, GUARD_TABLE_KEY, LOCAL_INDEX_KEY, TTL_KEY
+from ..dbapi.counters import reset_request
 from .key_schema import key_schema
 from .types import attribute_type, key_attribute_type
 from .write_rules import unique_constraints
@@ -209,6 +210,13 @@ def ttl_attribute(table: Table) -> str | None:
     return name
 
 
+def autoincrement_counter(table: Table) -> tuple[str, str] | None:
+    """(table, column) of the counter that numbers the table's autoincrement key column (an
+    Integer primary key alone, SQLAlchemy's ``autoincrement="auto"``): dbapi/counters.py."""
+    column = table.autoincrement_column
+    return None if column is None else (table.name, column.name)
+
+
 def render_call(operation: str, request: dict[str, Any]) -> str:
     """What echo shows for a control-plane call: its name and its request as JSON."""
     return f"{operation} {json.dumps(request, default=str, ensure_ascii=False)}"
@@ -221,15 +229,20 @@ class DynamoDBDDLCompiler(compiler.DDLCompiler):
     """
 
     control_plane_request: tuple[str, dict[str, Any]] | None = None
+    # The counter a CREATE or DROP TABLE resets, as a new PostgreSQL table's SERIAL starts at 1.
+    counter: tuple[str, str] | None = None
 
     def _call(self, method: str, request: dict[str, Any], *calls: tuple[str, dict[str, Any]]) -> str:
         self.control_plane_request = (method, request)
+        if self.counter is not None:
+            calls += (("DeleteItem", reset_request(*self.counter)),)
         return "\n".join(render_call(operation, sent) for operation, sent in calls)
 
     def visit_create_table(self, create, **kw):
         table = create.element
         request = create_table_request(table)
         self.dialect.declared(table)  # once the request says the Table is one DynamoDB can hold
+        self.counter = autoincrement_counter(table)
         sent, calls = dict(request), [("CreateTable", request)]
         ttl = ttl_attribute(table)
         if ttl is not None:
@@ -253,6 +266,7 @@ class DynamoDBDDLCompiler(compiler.DDLCompiler):
         declared = any(isinstance(c, UniqueConstraint) for c in table.constraints)
         if declared or any(index.unique for index in table.indexes):
             calls.append(("DeleteTable", {"TableName": guard_names.guard_table(table.name)}))
+        self.counter = autoincrement_counter(table)
         return self._call("delete_table", request, *calls)
 
     def visit_create_index(self, create, **kw):

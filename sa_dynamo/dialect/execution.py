@@ -21,6 +21,7 @@ from ..dbapi.paging import Discriminator
 from ..exc import ScanNotAllowed, ScanWarning, refuse
 from ..plan import EXPLAINED, Plan, scan_message
 from ..sqlalchemy_private import expanded_parameters, text_bindparams, unit_of_work_flush
+from .autoincrement import counter_column, next_id, numbered_rows
 from .client_side.cursor_setup import batch_note, client_read, skipped_rows
 from .client_side.single_read import BatchGet
 from .compiler import DMLTemplate, like_prefix, never_true, not_in_as_chain
@@ -107,6 +108,11 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             parameters = translated.parameters(parameters, defaults)
             extracted_parameters = None
             kw.pop("param_dict", None)  # the text's own parameters, already in ``parameters``
+        numbered = numbered_rows(dialect, dbapi_connection, compiled, invoked_statement, parameters)
+        if numbered is not None:
+            numbered_compiled, parameters = numbered
+            if numbered_compiled is not compiled:  # the statement's own values are in it
+                compiled, extracted_parameters = numbered_compiled, None
         if compiled.literal_execute_params and len(parameters) > 1:
             # A JSON path's steps are written into the text per execution (DynamoDB takes no
             # parameter inside a path), which SQLAlchemy cannot do for an executemany.
@@ -411,6 +417,13 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             return predicate(item, values)
 
         return matches
+
+    def get_insert_default(self, column: Any) -> Any:
+        """An autoincrement key column's value from its counter (dbapi/counters.py), as
+        PostgreSQL's dialect takes a SERIAL column's from its sequence before the INSERT."""
+        if column is counter_column(column.table):
+            return next_id(self.dialect, self.cursor.connection, column)
+        return super().get_insert_default(column)
 
     def _pre_exec_ddl(self, compiled: Any) -> None:
         self.control_plane_request = compiled.control_plane_request
