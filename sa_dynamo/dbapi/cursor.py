@@ -326,6 +326,7 @@ class Cursor:
             return
         self._unfinished = False
         self.consumed.rows = self._delivered
+        self.consumed.skipped = self._pages.skipped
         capacity.report(self.consumed)
 
     def _reset(self) -> None:
