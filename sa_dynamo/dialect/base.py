@@ -22,7 +22,7 @@ from .. import sql_text, sqlalchemy_private
 from ..dbapi import control_plane
 from ..dbapi.transport import Transport
 from ..dbapi.validate import TableRules
-from . import item_sample, sending
+from . import capacity_warning, item_sample, sending
 from .client_side.steps import computed
 from .compiler import DynamoDBCompiler, DynamoDBIdentifierPreparer
 from .ddl import DynamoDBDDLCompiler
@@ -115,9 +115,11 @@ class DynamoDBDialect(default.DefaultDialect):
         dynamodb_scan: str = "warn",
         dynamodb_chunked_commit: bool = False,
         dynamodb_reflect_sample: int = item_sample.DEFAULT_SAMPLE,
+        dynamodb_capacity_warning: float | None = None,
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
+        self.dynamodb_capacity_warning = capacity_warning.ratio(dynamodb_capacity_warning)
         self.dynamodb_chunked_commit = dynamodb_chunked_commit
         self.dynamodb_reflect_sample = item_sample.sample_size(dynamodb_reflect_sample)
         if dynamodb_scan not in SCAN_POLICIES:
