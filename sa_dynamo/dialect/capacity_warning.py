@@ -17,7 +17,7 @@ from sqlalchemy.exc import ArgumentError
 from .. import caller
 from ..dbapi.capacity import Consumed
 from ..exc import CapacityWarning
-from ..plan import Plan
+from ..plan import Plan, kind_advice
 
 OPTION = "dynamodb_capacity_warning"
 
@@ -55,7 +55,7 @@ def message(plan: Plan, consumed: Consumed, discriminator: str | None, offset: i
     if consumed.skipped and discriminator is not None:
         return (
             f"{head}: {consumed.skipped} were of kinds no mapped class loads, dropped on the client by "
-            f"their discriminator {discriminator!r}. {_kind_advice(plan, discriminator)} (DynamoDB's "
+            f"their discriminator {discriminator!r}. {kind_advice(plan, discriminator)} (DynamoDB's "
             "own discriminator filter, dynamodb_discriminator_filter, returns fewer of them but reads "
             "and bills them all)"
         )
@@ -70,15 +70,3 @@ def message(plan: Plan, consumed: Consumed, discriminator: str | None, offset: i
             "so that each request reads fewer items"
         )
     return f"{head}: the driver dropped {consumed.items - consumed.rows} after reading them"
-
-
-def _kind_advice(plan: Plan, discriminator: str) -> str:
-    index = f"or read an index whose key is {discriminator!r} (use_index())"
-    if plan.operation == "Scan":
-        return f"Add a partition-key condition, so that DynamoDB reads one partition, {index}"
-    if " AND " not in plan.key_condition:  # the partition key alone: the whole partition is read
-        return (
-            "Pin the sort key to the wanted kind's items (a prefix, .startswith('ORDER#'), or a "
-            f"range), so that DynamoDB reads only them, {index}"
-        )
-    return f"Give each kind's items a sort-key prefix of their own and pin it, {index}"
