@@ -34,18 +34,21 @@ def ratio(value: Any) -> float | None:
     return float(value)
 
 
-def watch(cursor: Any, plan: Plan, threshold: float, discriminator: str | None) -> None:
-    """Warn, once the read's figures are complete, if it dropped too many of its items."""
+def watch(cursor: Any, plan: Plan, threshold: float, discriminator: str | None, hidden: bool) -> None:
+    """Warn, once the read's figures are complete, if it dropped too many of its items;
+    ``hidden`` (hide_parameters): the OFFSET and LIMIT, parameters, are not named."""
     offset, limit = cursor.skip_rows, cursor.max_rows
 
     def finished(consumed: Consumed) -> None:
         if consumed.items > consumed.rows and consumed.items >= threshold * max(consumed.rows, 1):
-            caller.warn(message(plan, consumed, discriminator, offset, limit), CapacityWarning)
+            caller.warn(message(plan, consumed, discriminator, offset, limit, hidden), CapacityWarning)
 
     cursor.finished = finished
 
 
-def message(plan: Plan, consumed: Consumed, discriminator: str | None, offset: int, limit: int | None) -> str:
+def message(
+    plan: Plan, consumed: Consumed, discriminator: str | None, offset: int, limit: int | None, hidden: bool
+) -> str:
     """What was dropped, why, and the access pattern that would not read it."""
     requests = f"{consumed.requests} {'request' if consumed.requests == 1 else 'requests'}"
     head = (
@@ -61,12 +64,12 @@ def message(plan: Plan, consumed: Consumed, discriminator: str | None, offset: i
         )
     if offset:
         return (
-            f"{head}: OFFSET {offset} read its rows and dropped them. Page with sa_dynamo.paginate() "
+            f"{head}: {'the OFFSET' if hidden else f'OFFSET {offset}'} read its rows and dropped them. Page with sa_dynamo.paginate() "
             "instead: its resume token starts the next page where the last one ended"
         )
     if limit is not None:
         return (
-            f"{head}: the LIMIT {limit} ended within a page. Pass dynamodb_page_size near the LIMIT, "
+            f"{head}: {'the LIMIT' if hidden else f'the LIMIT {limit}'} ended within a page. Pass dynamodb_page_size near the LIMIT, "
             "so that each request reads fewer items"
         )
     return f"{head}: the driver dropped {consumed.items - consumed.rows} after reading them"

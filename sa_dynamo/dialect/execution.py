@@ -321,7 +321,9 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         if threshold is None or plan.operation not in READS or EXPLAIN in options or self.matches_nothing:
             return
         discriminator = options.get(DISCRIMINATOR)
-        capacity_warning.watch(self.cursor, plan, threshold, discriminator and discriminator[0])
+        capacity_warning.watch(
+            self.cursor, plan, threshold, discriminator and discriminator[0], self.dialect.hide_parameters
+        )
 
     def _scan_policy(self) -> str:
         return self.options_in_force.get("dynamodb_scan", self.dialect.dynamodb_scan)

@@ -125,3 +125,25 @@ def test_a_threshold_below_one_is_refused(endpoint_url: str) -> None:
         ArgumentError, match=r"a number of 1 or more \(e\.g\. 10\), or None for no warning; not 0"
     ):
         create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}", dynamodb_capacity_warning=0)
+
+
+def test_with_hide_parameters_the_offset_is_not_named(
+    endpoint_url: str, models: Any, table_name: str
+) -> None:
+    Item, _ = models
+    hidden = create_engine(
+        f"dynamodb://{endpoint_url.removeprefix('http://')}",
+        dynamodb_capacity_warning=3,
+        hide_parameters=True,
+    )
+    statement = select(Item).where(Item.pk == "C#1", Item.sk.startswith("INVOICE#")).order_by(Item.sk)
+    options = {**UNFILTERED, "dynamodb_client_sort": 100, "dynamodb_unknown_type": "base"}
+    try:
+        _, caught = read(hidden, statement.offset(6).execution_options(**options))
+    finally:
+        hidden.dispose()
+    assert [str(w.message) for w in caught] == [
+        f"this read of {table_name} handed out 2 rows of the 8 items DynamoDB returned in 1 request, "
+        "and billed: the OFFSET read its rows and dropped them. Page with sa_dynamo.paginate() instead: "
+        "its resume token starts the next page where the last one ended"
+    ]
