@@ -19,6 +19,7 @@ import boto3
 from sqlalchemy import create_engine, event
 from sqlalchemy.dialects import registry
 
+from sa_dynamo.dbapi.capacity import Consumed
 from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 
 from .floor import Floor
@@ -43,6 +44,7 @@ class Result:
     calls: int | None = None
     note: str = ""
     verdict: str = ""  # a target checked on this row alone (see ``target``)
+    units: float | None = None  # capacity units DynamoDB reported for the counted run; None: none
 
 
 def target(met: bool, what: str) -> str:
@@ -108,18 +110,20 @@ class Env:
 
     def measure(self, workload: str, contender: str, work: Callable[[], Any], client: Any = None) -> Result:
         """Run ``work`` once now, counting its API calls (``client``: the boto3 client it uses,
-        the engine, or the Floor), and queue its other repetitions for ``finish``. The result's
-        seconds are that run's until ``finish`` sets the median of them all."""
+        the engine, or the Floor) and the capacity units reported (none through the Floor), and
+        queue its other repetitions for ``finish``. The result's seconds are that run's until
+        ``finish`` sets the median of them all."""
         counted = client if client is not None else self.client
+        answers: list[tuple[str, Any]] = []
         if isinstance(counted, Floor):
             before = self.floor.calls
             seconds = _timed(work)
             calls = self.floor.calls - before
         else:
-            with counted_calls(counted) as sent:
+            with counted_calls(counted, answers) as sent:
                 seconds = _timed(work)
             calls = len(sent)
-        result = Result(workload, contender, seconds, calls)
+        result = Result(workload, contender, seconds, calls, units=units_of(answers))
         self.results.append(result)
         self._queued.append((result, work, [seconds]))
         return result
@@ -149,11 +153,21 @@ def _item(values: dict[str, Any]) -> dict[str, Any]:
     return {k: serializer.serialize(v) for k, v in values.items()}
 
 
+def units_of(answers: list[tuple[str, Any]]) -> float | None:
+    """The capacity units (read and write) the answers report; None when none reports any (a
+    request that did not ask, or a PartiQL one on DynamoDB Local)."""
+    consumed = Consumed()
+    for operation, answer in answers:
+        consumed.add(operation, {}, answer)
+    return consumed.read_units + consumed.write_units if consumed.reported else None
+
+
 @contextmanager
-def counted_calls(source: Any) -> Iterator[list[str]]:
+def counted_calls(source: Any, answers: list[tuple[str, Any]] | None = None) -> Iterator[list[str]]:
     """The names of the API calls made inside the block by ``source``: a botocore client (its
     ``before-call`` event), or an Engine or AsyncEngine (the observers of the transports of the
-    connections it checks out meanwhile: the same on every transport)."""
+    connections it checks out meanwhile: the same on every transport). ``answers`` receives
+    each call's (operation, answer)."""
     calls: list[str] = []
     events = getattr(getattr(source, "meta", None), "events", None)
     if events is not None:
@@ -161,17 +175,25 @@ def counted_calls(source: Any) -> Iterator[list[str]]:
         def call(model: Any, **kwargs: Any) -> None:
             calls.append(model.name)
 
+        def answered(model: Any, parsed: Any, **kwargs: Any) -> None:
+            if answers is not None:
+                answers.append((model.name, parsed))
+
         events.register("before-call.dynamodb", call)
+        events.register("after-call.dynamodb", answered)
         try:
             yield calls
         finally:
             events.unregister("before-call.dynamodb", call)
+            events.unregister("after-call.dynamodb", answered)
         return
     engine = getattr(source, "sync_engine", source)
     watched: list[list[Any]] = []
 
     def count(operation: str, body: Any, answer: Any) -> None:
         calls.append(operation)
+        if answers is not None:
+            answers.append((operation, answer))
 
     def watch(dbapi_connection: Any, record: Any, proxy: Any) -> None:
         observers = dbapi_connection.transport.observers

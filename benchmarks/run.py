@@ -25,6 +25,7 @@ from . import (
     w7_async,
     w8_fixed_costs,
     w9_scale,
+    w10_kind_reads,
 )
 from .common import Env, Result, target
 
@@ -39,6 +40,7 @@ WORKLOADS = [
     w7_async,
     w8_fixed_costs,
     w9_scale,
+    w10_kind_reads,
 ]
 QUICK = {
     w0_request_cpu: 20,
@@ -51,6 +53,7 @@ QUICK = {
     w7_async: 40,
     w8_fixed_costs: 20,
     w9_scale: 200,
+    w10_kind_reads: 600,
 }
 
 
@@ -109,6 +112,7 @@ def table(results: list[Result]) -> str:
         lines.append(f"\n{workload}")
         for row in rows:
             calls = f"{row.calls:6d} calls" if row.calls else " " * 12
+            calls += f"  {units(row):>18s}"
             nearest = _floor_of(row, rows)
             to_floor = f"{row.seconds / nearest.seconds:5.2f}x floor" if nearest else " " * 11
             verdict = _verdict(row, rows)
@@ -124,17 +128,27 @@ def markdown(results: list[Result]) -> str:
     lines = []
     for workload in dict.fromkeys(r.workload for r in results):
         rows = [r for r in results if r.workload == workload]
-        lines += [f"\n### {workload}\n", "| Contender | ms | x boto3 | x floor | Calls | Note | Verdict |"]
-        lines.append("|---|---|---|---|---|---|---|")
+        lines += [
+            f"\n### {workload}\n",
+            "| Contender | ms | x boto3 | x floor | Calls | Capacity | Note | Verdict |",
+        ]
+        lines.append("|---|---|---|---|---|---|---|---|")
         for row in rows:
             nearest = _floor_of(row, rows)
             to_floor = f"{row.seconds / nearest.seconds:.2f}x" if nearest else ""
             verdict = _verdict(row, rows).strip().replace("  ", "<br>")
             lines.append(
                 f"| {row.contender} | {row.seconds * 1000:.1f} | {row.seconds / rows[0].seconds:.2f}x | "
-                f"{to_floor} | {row.calls or ''} | {row.note} | {verdict} |"
+                f"{to_floor} | {row.calls or ''} | {units(row)} | {row.note} | {verdict} |"
             )
     return "\n".join(lines)
+
+
+def units(row: Result) -> str:
+    """The capacity units DynamoDB reported for the row's counted run, or that it reported none:
+    DynamoDB Local reports none for PartiQL (docs/partiql-findings.md), and a request must ask
+    (ReturnConsumedCapacity), which the raw contenders do only where their row says."""
+    return "not reported" if row.units is None else f"{row.units:,.1f} units"
 
 
 def _floor_of(row: Result, rows: list[Result]) -> Result | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from . import exc
 from .constructs import upsert, use_index
-from .cost import capacity
+from .cost import capacity, consumed
 from .dialect.types import BinarySet, NumberSet, StringSet
 from .orm import SingleTable, attribute_bag, computed_key, item_collection, key_of
 from .pagination import Page, paginate
@@ -24,6 +24,7 @@ __all__ = [
     "attribute_bag",
     "capacity",
     "computed_key",
+    "consumed",
     "exc",
     "explain",
     "item_collection",

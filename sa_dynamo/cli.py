@@ -177,8 +177,10 @@ def _explain(args: argparse.Namespace) -> int:
             )
         engine = _engine(args.url or _NOWHERE)
         try:
-            statement = text(args.sql) if args.models is None else _against_models(args, engine)
-            plan = explain(engine, statement)
+            statement, columns = (
+                (text(args.sql), []) if args.models is None else _against_models(args, engine)
+            )
+            plan = explain(engine, statement).with_discriminator(columns)
         finally:
             engine.dispose()
     except (_UsageError, sa_exc.SQLAlchemyError, dbapi.Error) as exc:
@@ -189,10 +191,11 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def _against_models(args: argparse.Namespace, engine: Engine) -> Any:
+def _against_models(args: argparse.Namespace, engine: Engine) -> tuple[Any, list[Any]]:
     """The SQL text as the Core statement it means against the models' tables (with its literal
-    values bound), translated as the dialect translates text against the live tables."""
-    metadata, _mappers = check.read_models(_load(args.models))
+    values bound), translated as the dialect translates text against the live tables; and the
+    models' discriminator columns, which the plan names where its filter tests one."""
+    metadata, mappers = check.read_models(_load(args.models))
 
     def table(name: str) -> Table:
         if name not in metadata.tables:
@@ -204,7 +207,8 @@ def _against_models(args: argparse.Namespace, engine: Engine) -> Any:
 
     translator = sql_text.Translator(lambda statement: statement.compile(dialect=engine.dialect))
     translated = translator.translate(args.sql, table)
-    return translated.statement.params(translated.parameters([{}], {})[0])
+    columns = [m.polymorphic_on for m in mappers if m.inherits is None and m.polymorphic_on is not None]
+    return translated.statement.params(translated.parameters([{}], {})[0]), columns
 
 
 def _add_explain(commands: argparse._SubParsersAction) -> None:

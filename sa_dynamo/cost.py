@@ -1,4 +1,5 @@
-"""``capacity()``: what the statements run on a Session or Connection cost, summed while a block runs.
+"""``capacity()``: what the statements run on a Session or Connection cost, summed while a block
+runs; ``consumed()``: what the statement of one result cost.
 
 Each statement's figures are its DBAPI cursor's ``consumed`` (dbapi/capacity.py), collected
 with SQLAlchemy's public events: ``after_cursor_execute`` hands over the cursor, ``commit``
@@ -15,9 +16,11 @@ from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import Session
 
 from .dbapi.capacity import Consumed
+from .sqlalchemy_private import underlying_result
 
 
 @dataclass
@@ -123,3 +126,25 @@ def capacity(session_or_connection: Session | Connection) -> Iterator[Used]:
             yield used
         finally:
             watch.stop()
+
+
+def consumed(result: Any) -> Consumed:
+    """What the statement of ``result`` cost: its DBAPI cursor's record (capacity units by table
+    and index, requests, items DynamoDB returned, rows handed out, items skipped, time)::
+
+        result = session.execute(select(Order).where(Order.pk == "C#1"))
+        orders = result.scalars().all()
+        print(sa_dynamo.consumed(result).read_units)
+
+    Any result of ``execute()`` or ``stream()``, sync or async, ORM or Core, and the scalar or
+    mapping views of one. The figures are complete once its rows are read (or it is closed);
+    a statement computed on the client over several reads (a join, GROUP BY) sent nothing of
+    its own: sum those with ``capacity()``."""
+    context = getattr(underlying_result(result), "context", None)
+    found = getattr(getattr(context, "cursor", None), "consumed", None)
+    if not isinstance(found, Consumed):
+        raise ArgumentError(
+            f"{type(result).__name__} holds no sa_dynamo statement's figures: pass the result of "
+            "execute() or stream() on a DynamoDB engine, or sum a block with sa_dynamo.capacity()"
+        )
+    return found

@@ -28,6 +28,11 @@ class ScanWarning(sa_exc.SAWarning):
     """A statement scans a whole table (dynamodb_scan='warn', the default)."""
 
 
+class CapacityWarning(sa_exc.SAWarning):
+    """A read handed out far fewer rows than the items DynamoDB returned (and billed) for it
+    (``dynamodb_capacity_warning=N``, off by default)."""
+
+
 class ScanNotAllowed(sa_exc.InvalidRequestError):
     """A statement would scan a whole table and dynamodb_scan='error' forbids it; nothing was sent."""
 

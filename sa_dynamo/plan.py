@@ -7,7 +7,7 @@ The compiler fills a Plan while it renders each statement; the scan guard, the l
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -34,6 +34,10 @@ class Plan:
     read is a Scan, why no index served it, how many requests a BatchGetItem makes, or that
     nothing is sent (the WHERE matches no item).
 
+    A Query or Scan with a ``filter`` pays for every item it reads, the ones the filter then
+    discards too; ``discriminator`` names the discriminator when the filter tests it (the
+    other kinds' items of the partition are read and discarded).
+
     A statement the client computes over several requests (a join, GROUP BY, an UPDATE by any
     WHERE) has ``steps``: the plans of the statements it sends, in order, each with what it is
     for in its ``reason``; and ``client``: what the client computes over them, and the caps in
@@ -49,6 +53,7 @@ class Plan:
     reason: str = ""
     steps: tuple[Plan, ...] = ()
     client: str = ""
+    discriminator: str = ""  # the discriminator attribute the filter tests, if it does
 
     @property
     def source(self) -> str:
@@ -101,10 +106,59 @@ class Plan:
             f"key condition: {self.key_condition or '-'}",
             f"filter:        {self.filter or '-'}",
         ]
+        lines += self._after_reading()
         if self.reason:
             lines.append(f"note:          {self.reason}")
         lines.append(f"PartiQL:       {self.partiql}")
         return "\n".join(lines)
+
+    def _after_reading(self) -> list[str]:
+        """What the filter costs: DynamoDB reads and bills the items before it discards any."""
+        if not self.filter or self.operation not in ("Query", "Scan"):
+            return []
+        read = "every item the key condition matches" if self.operation == "Query" else "every item"
+        lines = [f"after reading: DynamoDB reads and bills {read}, then the filter discards those it fails"]
+        if self.discriminator:
+            lines.append(
+                f"discriminator: the filter on {self.discriminator!r} discards the other kinds' items after "
+                f"reading them. {kind_advice(self, self.discriminator)}"
+            )
+        return lines
+
+    def with_discriminator(self, columns: Iterable[Any]) -> Plan:
+        """The plan naming the discriminator among ``columns`` (the models' discriminator columns)
+        whose table it reads, when its filter tests it."""
+        for column in columns:
+            table = getattr(column, "table", None)
+            quoted = '"' + column.name.replace('"', '""') + '"'
+            if getattr(table, "name", None) == self.table and quoted in self.filter:
+                return replace(self, discriminator=column.name)
+        return self
+
+
+def kind_advice(plan: Plan, discriminator: str) -> str:
+    """The access path that reads one kind's items only, for a plan that reads them all."""
+    index = f"or read an index whose key is {discriminator!r} (use_index())"
+    if plan.operation == "Scan":
+        return f"Add a partition-key condition, so that DynamoDB reads one partition, {index}"
+    if " AND " not in plan.key_condition:  # the partition key alone: the whole partition is read
+        return (
+            "Pin the sort key to the wanted kind's items (a prefix, .startswith('ORDER#'), or a "
+            f"range), so that DynamoDB reads only them, {index}"
+        )
+    return f"Give each kind's items a sort-key prefix of their own and pin it, {index}"
+
+
+def discriminators(statement: Any) -> list[Any]:
+    """The discriminator columns of the classes an ORM SELECT loads."""
+    from sqlalchemy import inspect
+
+    found = []
+    for description in getattr(statement, "column_descriptions", ()):
+        mapper = getattr(inspect(description.get("entity"), raiseerr=False), "mapper", None)
+        if mapper is not None and mapper.base_mapper.polymorphic_on is not None:
+            found.append(mapper.base_mapper.polymorphic_on)
+    return found
 
 
 def scan_message(plan: Plan, fix: str = "") -> str:
@@ -155,4 +209,4 @@ def explain(bind: Any, statement: Any) -> Plan:
         )
         with _logged_as_explained(connection):
             bind.execute(statement)
-    return holder["plan"]
+    return holder["plan"].with_discriminator(discriminators(statement))

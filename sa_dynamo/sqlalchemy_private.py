@@ -189,6 +189,21 @@ def pool_capacity(pool: Any) -> int | None:
     return pool.size() + overflow
 
 
+# -- results --------------------------------------------------------------------------------------
+
+
+def underlying_result(result: Any) -> Any:
+    """The result a wrapper reads from: an AsyncResult's, a ScalarResult's or MappingsResult's
+    (``_real_result``), an ORM result's cursor result (``raw``); the result itself otherwise."""
+    while True:
+        inner = getattr(result, "_real_result", None)
+        if inner is None:
+            inner = getattr(result, "raw", None)
+        if inner is None or inner is result:
+            return result
+        result = inner
+
+
 # -- asyncio: SQLAlchemy's greenlet bridge --------------------------------------------------------
 
 

@@ -13,7 +13,8 @@ server, the one `sa-dynamo local start` would give). The rules a page follows:
   page runs, and a Python one is compiled, not run as part of the page.
 - Checked output: a ```text block that directly follows a ```python block (only blank lines
   between) is that block's expected output: each of its non-blank lines must appear, in order,
-  in what the block printed (echo=True log lines included, their timestamps and timings ignored).
+  in what the block printed (echo=True log lines included, their timestamps and timings ignored,
+  and the time at the end of sa_dynamo's per-statement INFO line).
 - Scans are errors: a doc example that scans must say so with dynamodb_scan="allow".
 - AWS is out of reach: AWS_* variables are cleared and metadata lookups disabled, so a block that
   would reach real AWS fails instead of using the developer's credentials.
@@ -47,6 +48,7 @@ _NO_RUN = re.compile(r"^<!--\s*no-run:\s*(?P<reason>\S.*?)\s*-->$")
 _FILE = re.compile(r"^\*\*File:\*\* `(?P<path>[\w./-]+)`$")
 _ECHO_TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ")
 _ECHO_TIMING = re.compile(r"\[(generated in|cached since|no key) [\d.]+s")
+_STATEMENT_TIME = re.compile(r", [\d,]+\.\d ms$")  # the end of sa_dynamo's per-statement INFO line
 
 
 @dataclass
@@ -111,7 +113,8 @@ def blocks_of(text: str) -> list[Block]:
 
 
 def _normalised(line: str) -> str:
-    return _ECHO_TIMING.sub(r"[\1 ...s", _ECHO_TIMESTAMP.sub("", line.rstrip()))
+    line = _ECHO_TIMING.sub(r"[\1 ...s", _ECHO_TIMESTAMP.sub("", line.rstrip()))
+    return _STATEMENT_TIME.sub(", ... ms", line)
 
 
 def check_output(printed: str, expected: str) -> str | None:

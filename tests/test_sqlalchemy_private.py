@@ -190,3 +190,23 @@ def test_pool_capacity_is_pool_size_plus_max_overflow():
     assert private.pool_capacity(create_engine(url, pool_size=7, max_overflow=3).pool) == 10
     assert private.pool_capacity(create_engine(url, pool_size=7, max_overflow=-1).pool) is None
     assert private.pool_capacity(create_engine(url, poolclass=NullPool).pool) is None
+
+
+def test_underlying_result_reaches_the_cursor_result_of_every_view():
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import CursorResult
+    from sqlalchemy.orm import Session
+
+    class Base(DeclarativeBase):
+        pass
+
+    class Thing(Base):
+        __tablename__ = "thing"
+        pk: Mapped[str] = mapped_column(primary_key=True)
+
+    sqlite = create_engine("sqlite://")
+    Base.metadata.create_all(sqlite)
+    with Session(sqlite) as session:
+        orm = session.execute(select(Thing))
+        for view in (orm, orm.scalars(), session.execute(select(Thing.pk)).mappings()):
+            assert isinstance(private.underlying_result(view), CursorResult)

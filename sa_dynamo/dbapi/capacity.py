@@ -1,5 +1,6 @@
 """What a statement cost: the capacity units DynamoDB consumed, table and each index apart, the
-requests sent, the items DynamoDB returned and the rows handed to the caller.
+requests sent, the items DynamoDB returned, the rows handed to the caller, the items of unknown
+kinds skipped between the two, and the time the driver spent on it.
 
 Every data-plane request asks for ``ReturnConsumedCapacity="INDEXES"`` (``asking``); the
 connection adds each answer to the record of the statement running (``Consumed.add``, fed by
@@ -36,13 +37,17 @@ class Consumed:
     """The cost of one statement (``Cursor.consumed``), or of several summed (``+``).
 
     ``reads`` and ``writes`` are capacity units by table ("app") and index ("app/gsi1");
-    ``requests`` counts the requests sent (a read's pages, a batch's calls)."""
+    ``requests`` counts the requests sent (a read's pages, a batch's calls); ``skipped`` the
+    items of unknown kinds dropped (paging.Discriminator); ``milliseconds`` the time spent in
+    the driver on the statement (its requests and rows), not the caller's between fetches."""
 
     operation: str = ""
     source: str = ""
     requests: int = 0
     items: int = 0
     rows: int = 0
+    skipped: int = 0
+    milliseconds: float = field(default=0.0, compare=False)  # differs run to run: not in ==
     reported: bool = False
     reads: dict[str, float] = field(default_factory=dict)
     writes: dict[str, float] = field(default_factory=dict)
@@ -93,6 +98,8 @@ class Consumed:
             requests=self.requests + other.requests,
             items=self.items + other.items,
             rows=self.rows + other.rows,
+            skipped=self.skipped + other.skipped,
+            milliseconds=self.milliseconds + other.milliseconds,
             reported=self.reported or other.reported,
             reads=_summed(self.reads, other.reads),
             writes=_summed(self.writes, other.writes),
@@ -137,11 +144,14 @@ def line(consumed: Consumed) -> str:
         f"{'request' if consumed.requests == 1 else 'requests'}, {consumed.items:,} items read, "
         f"{consumed.rows:,} rows"
     ]
+    if consumed.skipped:
+        parts.append(f"{consumed.skipped:,} of unknown kinds skipped")
     if not consumed.reported:
         parts.append("capacity not reported")
     for unit, by_name in (("RCU", consumed.reads), ("WCU", consumed.writes)):
         if by_name:
             parts.append(f"{sum(by_name.values()):,.1f} {unit} ({_apart(by_name)})")
+    parts.append(f"{consumed.milliseconds:,.1f} ms")
     return ", ".join(parts)
 
 

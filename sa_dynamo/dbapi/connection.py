@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -59,12 +60,15 @@ class Connection:
     @contextlib.contextmanager
     def recording(self, consumed: capacity.Consumed) -> Iterator[None]:
         """Every data-plane request sent meanwhile is added to ``consumed`` (a cursor's record
-        of its statement; a page read later, while fetching, is recorded again this way)."""
+        of its statement; a page read later, while fetching, is recorded again this way), and
+        the time spent meanwhile to its ``milliseconds``."""
         outer, self._recording = self._recording, consumed
+        started = time.perf_counter()
         try:
             yield
         finally:
             self._recording = outer
+            consumed.milliseconds += (time.perf_counter() - started) * 1000
 
     @property
     def hide_parameters(self) -> bool:

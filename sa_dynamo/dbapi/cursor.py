@@ -93,8 +93,9 @@ class Cursor:
     ``start_token`` (read exactly one page of rows; ``resume_token`` continues after it),
     ``client_read`` (a batch of key reads, or rows sorted on the client: see client_reads.py),
     ``describe()`` (a dry run), ``matched_nothing()`` (the answer to a WHERE known to match
-    nothing), ``pages`` / ``skipped`` (requests made, items dropped) and ``consumed`` (what
-    the last statement cost: capacity.py; complete once its rows are fetched or it is closed).
+    nothing), ``pages`` / ``skipped`` (requests made, items dropped), ``consumed`` (what
+    the last statement cost: capacity.py; complete once its rows are fetched or it is closed)
+    and ``finished`` (called with ``consumed`` once it is complete).
 
     ``description`` is fixed when ``execute`` returns. A projection names the columns; for
     ``SELECT *`` they are the attributes of the first non-empty page, so an attribute that only
@@ -137,6 +138,7 @@ class Cursor:
         self.resume_token: str | None = None  # survives close(): read after the rows are consumed
         self._closed = False
         self.consumed = capacity.Consumed()
+        self.finished: Callable[[capacity.Consumed], None] | None = None
         self._unfinished = False  # a statement whose figures are not yet complete (rows to fetch)
         self._reset()
 
@@ -333,7 +335,10 @@ class Cursor:
             return
         self._unfinished = False
         self.consumed.rows = self._delivered
+        self.consumed.skipped = self._pages.skipped
         capacity.report(self.consumed)
+        if self.finished is not None:
+            self.finished(self.consumed)
 
     def _reset(self) -> None:
         self.description = None

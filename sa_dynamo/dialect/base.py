@@ -22,7 +22,7 @@ from .. import sql_text, sqlalchemy_private
 from ..dbapi import control_plane, counters
 from ..dbapi.transport import Transport
 from ..dbapi.validate import TableRules
-from . import item_sample, sending
+from . import capacity_warning, item_sample, sending
 from .client_side.steps import computed
 from .compiler import DynamoDBCompiler, DynamoDBIdentifierPreparer
 from .ddl import DynamoDBDDLCompiler
@@ -119,9 +119,11 @@ class DynamoDBDialect(default.DefaultDialect):
         dynamodb_chunked_commit: bool = False,
         dynamodb_reflect_sample: int = item_sample.DEFAULT_SAMPLE,
         dynamodb_autoincrement_block: int = counters.DEFAULT_BLOCK,
+        dynamodb_capacity_warning: float | None = None,
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
+        self.dynamodb_capacity_warning = capacity_warning.ratio(dynamodb_capacity_warning)
         try:
             self.counters = counters.Counters(dynamodb_autoincrement_block)
         except dynamo_dbapi.InterfaceError as error:

@@ -19,8 +19,9 @@ from ..dbapi.errors import shown
 from ..dbapi.limits import MAX_PARTITION_KEYS
 from ..dbapi.paging import Discriminator
 from ..exc import ScanNotAllowed, ScanWarning, refuse
-from ..plan import EXPLAINED, Plan, scan_message
+from ..plan import EXPLAINED, READS, Plan, scan_message
 from ..sqlalchemy_private import expanded_parameters, text_bindparams, unit_of_work_flush
+from . import capacity_warning
 from .autoincrement import counter_column, next_id, numbered_rows
 from .client_side.cursor_setup import batch_note, client_read, skipped_rows
 from .client_side.single_read import BatchGet
@@ -180,6 +181,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         if plan is not None:
             finished = batch_note(self._finished_plan(compiled, plan), batch, len(self.parameters[0]))
             self._guard(finished.nothing_sent() if self.matches_nothing else finished)
+            self._watch_capacity(finished)
 
     def _batch_read(self, compiled: Any) -> BatchGet | None:
         """A key list read as a batch of single-item SELECTs (always for tuple_(...).in_(), for
@@ -315,6 +317,19 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         if policy == "error":
             raise ScanNotAllowed(message)
         caller.warn(message, ScanWarning)
+
+    def _watch_capacity(self, plan: Plan) -> None:
+        """A read warns when it hands out far fewer rows than DynamoDB returned (capacity_warning.py)."""
+        options = self.options_in_force
+        threshold = capacity_warning.ratio(
+            options.get(capacity_warning.OPTION, self.dialect.dynamodb_capacity_warning)
+        )
+        if threshold is None or plan.operation not in READS or EXPLAIN in options or self.matches_nothing:
+            return
+        discriminator = options.get(DISCRIMINATOR)
+        capacity_warning.watch(
+            self.cursor, plan, threshold, discriminator and discriminator[0], self.dialect.hide_parameters
+        )
 
     def _scan_policy(self) -> str:
         return self.options_in_force.get("dynamodb_scan", self.dialect.dynamodb_scan)

@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import types as sqltypes
 from sqlalchemy.exc import ArgumentError
 
+from ..dbapi import capacity
 from .types import BinarySet, NumberSet, StringSet
 
 DEFAULT_SAMPLE = 100
@@ -45,8 +46,9 @@ def sample_size(value: Any) -> int:
 
 
 def scan_request(table: str, size: int) -> dict[str, Any]:
-    """One Scan page of at most ``size`` items: bounded whatever the table holds."""
-    return {"TableName": table, "Limit": size}
+    """One Scan page of at most ``size`` items: bounded whatever the table holds; it asks for
+    its consumed capacity like every other read."""
+    return capacity.asking({"TableName": table, "Limit": size})
 
 
 def attribute_columns(items: Iterable[Mapping[str, Mapping[str, Any]]]) -> dict[str, sqltypes.TypeEngine]:

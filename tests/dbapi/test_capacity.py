@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 
 from sa_dynamo import dbapi
 from sa_dynamo.dbapi import capacity
+from sa_dynamo.dbapi.paging import Discriminator
 
 from .support import Table
 
@@ -70,7 +72,10 @@ def workload(connect: Callable[..., dbapi.Connection], table: Table, transport: 
     figures.append(tx.cursor().execute(table.insert_sql(["pk", "sk"]), ["r", "1"]).consumed)
     tx.commit()
     figures.append(tx.consumed)
-    return [dataclasses.asdict(consumed) for consumed in figures]
+    return [
+        {name: value for name, value in dataclasses.asdict(consumed).items() if name != "milliseconds"}
+        for consumed in figures
+    ]
 
 
 def test_every_data_plane_request_asks_for_capacity_by_index_and_both_transports_agree(
@@ -164,10 +169,22 @@ def test_a_commit_counts_its_transaction_and_a_held_write_logs_nothing(
     assert tx_conn.consumed == capacity.Consumed(
         operation="ExecuteTransaction", source=table.name, requests=1
     )
-    lines = [r.getMessage() for r in caplog.records if r.name == "sa_dynamo.dbapi"]
+    lines = timed_lines(caplog)
     assert lines == [
-        f"ExecuteTransaction {table.name}: 1 request, 0 items read, 0 rows, capacity not reported"
+        f"ExecuteTransaction {table.name}: 1 request, 0 items read, 0 rows, capacity not reported, <ms>"
     ]
+
+
+def timed_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The statements' INFO lines, each ending in its time: the time itself as ``<ms>``."""
+    lines = [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "sa_dynamo.dbapi" and re.search(r": [0-9,]+ requests?, ", r.getMessage())
+    ]
+    timed = [re.sub(r", [0-9,]+\.[0-9] ms$", ", <ms>", line) for line in lines]
+    assert all(line.endswith(", <ms>") for line in timed), lines
+    return timed
 
 
 def test_each_statement_logs_one_info_line_without_values(
@@ -177,10 +194,10 @@ def test_each_statement_logs_one_info_line_without_values(
         put(cur, indexed, [("secret-key", str(i), "secret-value") for i in range(3)])
         cur.execute(f'SELECT "sk" FROM {indexed.ref}."gsi1" WHERE "g" = ?', ["secret-value"])
         cur.fetchall()
-    lines = [r.getMessage() for r in caplog.records if r.name == "sa_dynamo.dbapi"]
+    lines = timed_lines(caplog)
     assert lines == [
-        f"BatchWriteItem {indexed.name}: 1 request, 0 items read, 0 rows, 6.0 WCU ({indexed.name} 3.0 gsi1 3.0)",
-        f"ExecuteStatement {indexed.name}/gsi1: 1 request, 3 items read, 3 rows, capacity not reported",
+        f"BatchWriteItem {indexed.name}: 1 request, 0 items read, 0 rows, 6.0 WCU ({indexed.name} 3.0 gsi1 3.0), <ms>",
+        f"ExecuteStatement {indexed.name}/gsi1: 1 request, 3 items read, 3 rows, capacity not reported, <ms>",
     ]
 
 
@@ -202,3 +219,26 @@ def test_with_info_off_the_line_is_not_built(
     caplog.set_level(logging.INFO, logger="sa_dynamo")
     cur.execute(select, ["p"]).fetchall()
     assert len(built) == 1
+
+
+def test_items_of_unknown_kinds_skipped_are_counted_and_the_time_is_the_driver_s(
+    cur: dbapi.Cursor, table: Table, caplog: pytest.LogCaptureFixture
+) -> None:
+    kinds = ["order", "line", "refund", "line", "line"]
+    cur.executemany(table.insert_sql(["pk", "sk", "t"]), [["p", str(i), t] for i, t in enumerate(kinds)])
+    cur.discriminator = Discriminator("t", frozenset({"order", "line"}), "skip", "order")
+    with caplog.at_level(logging.INFO, logger="sa_dynamo.dbapi"):
+        cur.execute(f'SELECT "sk" FROM {table.ref} WHERE "pk" = ?', ["secret-key"])
+        cur.fetchall()
+        cur.execute(f'SELECT "sk", "t" FROM {table.ref} WHERE "pk" = ?', ["p"])
+        assert [row[1] for row in cur.fetchall()] == ["order", "line", "line", "line"]
+    assert cur.consumed == capacity.Consumed(
+        operation="ExecuteStatement", source=table.name, requests=1, items=5, rows=4, skipped=1
+    )
+    assert cur.consumed.milliseconds > 0.0
+    assert timed_lines(caplog)[-2:] == [
+        f"ExecuteStatement {table.name}: 1 request, 0 items read, 0 rows, capacity not reported, <ms>",
+        f"ExecuteStatement {table.name}: 1 request, 5 items read, 4 rows, 1 of unknown kinds skipped, "
+        "capacity not reported, <ms>",
+    ]
+    assert "secret" not in caplog.text

@@ -263,7 +263,8 @@ def test_the_sample_is_one_scan_of_n_items(engine, raw, metadata, table_name, sc
     )
     two = Table(table_name, MetaData(), autoload_with=engine, dynamodb_reflect_sample=2)
     assert [c.name for c in two.columns] == ["pk", "sk", "first", "second"]
-    assert scans == [{"TableName": table_name, "Limit": 2}]
+    # it asks for its consumed capacity like every other read
+    assert scans == [{"TableName": table_name, "Limit": 2, "ReturnConsumedCapacity": "INDEXES"}]
     assert [c.name for c in Table(table_name, MetaData(), autoload_with=engine).columns] == [
         "pk",
         "sk",
@@ -271,7 +272,7 @@ def test_the_sample_is_one_scan_of_n_items(engine, raw, metadata, table_name, sc
         "second",
         "third",
     ]
-    assert scans[1] == {"TableName": table_name, "Limit": 100}
+    assert scans[1] == {"TableName": table_name, "Limit": 100, "ReturnConsumedCapacity": "INDEXES"}
 
 
 def test_a_sample_of_zero_reads_no_item(endpoint_url, engine, raw, metadata, table_name, scans):

@@ -1,0 +1,75 @@
+"""The capacity warning: a read that hands out far fewer rows than the items DynamoDB returned
+for it, items read, billed and then dropped by the driver (``dynamodb_capacity_warning=N``: the
+ratio of items to rows from which a read warns; off by default).
+
+Only what the driver sees is measured: a PartiQL answer carries no count of the items DynamoDB
+evaluated, so the items DynamoDB's own filter discards (a ``"$type" IN [...]`` in the WHERE)
+are not counted; ``explain()`` names that filter. Measured are the items dropped on the client:
+kinds no mapped class loads, the rows an OFFSET skips, the rest of a page past a LIMIT.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.exc import ArgumentError
+
+from .. import caller
+from ..dbapi.capacity import Consumed
+from ..exc import CapacityWarning
+from ..plan import Plan, kind_advice
+
+OPTION = "dynamodb_capacity_warning"
+
+
+def ratio(value: Any) -> float | None:
+    """The option's threshold, checked: None (off) or a number of 1 or more."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 1:
+        raise ArgumentError(
+            f"{OPTION} is the ratio of items read to rows returned from which a read warns, a "
+            f"number of 1 or more (e.g. 10), or None for no warning; not {value!r}"
+        )
+    return float(value)
+
+
+def watch(cursor: Any, plan: Plan, threshold: float, discriminator: str | None, hidden: bool) -> None:
+    """Warn, once the read's figures are complete, if it dropped too many of its items;
+    ``hidden`` (hide_parameters): the OFFSET and LIMIT, parameters, are not named."""
+    offset, limit = cursor.skip_rows, cursor.max_rows
+
+    def finished(consumed: Consumed) -> None:
+        if consumed.items > consumed.rows and consumed.items >= threshold * max(consumed.rows, 1):
+            caller.warn(message(plan, consumed, discriminator, offset, limit, hidden), CapacityWarning)
+
+    cursor.finished = finished
+
+
+def message(
+    plan: Plan, consumed: Consumed, discriminator: str | None, offset: int, limit: int | None, hidden: bool
+) -> str:
+    """What was dropped, why, and the access pattern that would not read it."""
+    requests = f"{consumed.requests} {'request' if consumed.requests == 1 else 'requests'}"
+    head = (
+        f"this read of {plan.source} handed out {consumed.rows} rows of the {consumed.items} items "
+        f"DynamoDB returned in {requests}, and billed"
+    )
+    if consumed.skipped and discriminator is not None:
+        return (
+            f"{head}: {consumed.skipped} were of kinds no mapped class loads, dropped on the client by "
+            f"their discriminator {discriminator!r}. {kind_advice(plan, discriminator)} (DynamoDB's "
+            "own discriminator filter, dynamodb_discriminator_filter, returns fewer of them but reads "
+            "and bills them all)"
+        )
+    if offset:
+        return (
+            f"{head}: {'the OFFSET' if hidden else f'OFFSET {offset}'} read its rows and dropped them. Page with sa_dynamo.paginate() "
+            "instead: its resume token starts the next page where the last one ended"
+        )
+    if limit is not None:
+        return (
+            f"{head}: {'the LIMIT' if hidden else f'the LIMIT {limit}'} ended within a page. Pass dynamodb_page_size near the LIMIT, "
+            "so that each request reads fewer items"
+        )
+    return f"{head}: the driver dropped {consumed.items - consumed.rows} after reading them"

@@ -1,0 +1,149 @@
+"""CapacityWarning (``dynamodb_capacity_warning=N``): a read that hands out far fewer rows than
+the items DynamoDB returned for it warns at the caller's line, naming what dropped them and the
+access pattern that would not read them. Off by default. On DynamoDB Local, over one partition
+holding two orders and eight items of a kind no class maps."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine, insert, select
+from sqlalchemy.exc import ArgumentError
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+import sa_dynamo
+from sa_dynamo.exc import CapacityWarning
+
+UNFILTERED = {"dynamodb_discriminator_filter": False}  # the kinds are sorted out on the client
+
+
+@pytest.fixture
+def models(engine: Any, table_name: str) -> Iterator[Any]:
+    class Base(DeclarativeBase):
+        pass
+
+    class Item(sa_dynamo.SingleTable, Base):
+        __tablename__ = table_name
+        pk: Mapped[str] = mapped_column(primary_key=True)
+        sk: Mapped[str] = mapped_column(primary_key=True)
+
+    class Order(Item):
+        pass
+
+    Base.metadata.create_all(engine)
+    with engine.begin() as conn:
+        rows = [{"pk": "C#1", "sk": f"ORDER#{n}", "type_": "Order"} for n in range(2)]
+        rows += [{"pk": "C#1", "sk": f"INVOICE#{n}", "type_": "Invoice"} for n in range(8)]
+        conn.execute(
+            insert(Item.__table__), [{"pk": r["pk"], "sk": r["sk"], "$type": r["type_"]} for r in rows]
+        )
+    yield Item, Order
+    Base.metadata.drop_all(engine)
+
+
+@pytest.fixture
+def warning_engine(endpoint_url: str) -> Iterator[Any]:
+    engine = create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}", dynamodb_capacity_warning=3)
+    yield engine
+    engine.dispose()
+
+
+def read(engine: Any, statement: Any) -> tuple[list[str], list[warnings.WarningMessage]]:
+    with Session(engine) as session, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        keys = [item.sk for item in session.scalars(statement)]
+    return keys, [w for w in caught if issubclass(w.category, CapacityWarning)]
+
+
+def test_a_kind_only_read_of_a_mixed_partition_warns_at_the_caller_s_line(
+    warning_engine: Any, models: Any, table_name: str
+) -> None:
+    Item, _ = models
+    keys, caught = read(warning_engine, select(Item).where(Item.pk == "C#1").execution_options(**UNFILTERED))
+    assert keys == ["ORDER#0", "ORDER#1"]
+    assert [str(w.message) for w in caught] == [
+        f"this read of {table_name} handed out 2 rows of the 10 items DynamoDB returned in 1 request, "
+        "and billed: 8 were of kinds no mapped class loads, dropped on the client by their "
+        "discriminator '$type'. Pin the sort key to the wanted kind's items (a prefix, "
+        ".startswith('ORDER#'), or a range), so that DynamoDB reads only them, or read an index "
+        "whose key is '$type' (use_index()) (DynamoDB's own discriminator filter, "
+        "dynamodb_discriminator_filter, returns fewer of them but reads and bills them all)"
+    ]
+    assert caught[0].filename == __file__
+
+
+def test_a_sort_key_prefix_read_of_the_same_rows_is_silent(warning_engine: Any, models: Any) -> None:
+    Item, _ = models
+    statement = select(Item).where(Item.pk == "C#1", Item.sk.startswith("ORDER#"))
+    assert read(warning_engine, statement.execution_options(**UNFILTERED)) == (["ORDER#0", "ORDER#1"], [])
+
+
+def test_the_warning_is_off_by_default_and_an_execution_option_turns_it_on(engine: Any, models: Any) -> None:
+    Item, _ = models
+    statement = select(Item).where(Item.pk == "C#1").execution_options(**UNFILTERED)
+    assert read(engine, statement) == (["ORDER#0", "ORDER#1"], [])
+    assert len(read(engine, statement.execution_options(dynamodb_capacity_warning=5))[1]) == 1  # 10 to 2
+    assert read(engine, statement.execution_options(dynamodb_capacity_warning=5.5))[1] == []
+
+
+def test_an_offset_is_advised_to_page_with_resume_tokens(
+    warning_engine: Any, models: Any, table_name: str
+) -> None:
+    Item, _ = models
+    statement = select(Item).where(Item.pk == "C#1", Item.sk.startswith("INVOICE#")).order_by(Item.sk)
+    keys, caught = read(
+        warning_engine,
+        statement.offset(6).execution_options(
+            **UNFILTERED, dynamodb_client_sort=100, dynamodb_unknown_type="base"
+        ),
+    )
+    assert keys == ["INVOICE#6", "INVOICE#7"]
+    assert [str(w.message) for w in caught] == [
+        f"this read of {table_name} handed out 2 rows of the 8 items DynamoDB returned in 1 request, "
+        "and billed: OFFSET 6 read its rows and dropped them. Page with sa_dynamo.paginate() instead: "
+        "its resume token starts the next page where the last one ended"
+    ]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="DynamoDB's own filter discards items unseen: a PartiQL answer carries no count of the "
+    "items evaluated, so the driver cannot tell the 10 items read from the 2 returned",
+)
+def test_a_read_whose_discriminator_filter_dynamodb_applies_warns(warning_engine: Any, models: Any) -> None:
+    _, Order = models
+    keys, caught = read(warning_engine, select(Order).where(Order.pk == "C#1"))
+    assert keys == ["ORDER#0", "ORDER#1"]
+    assert len(caught) == 1
+
+
+def test_a_threshold_below_one_is_refused(endpoint_url: str) -> None:
+    with pytest.raises(
+        ArgumentError, match=r"a number of 1 or more \(e\.g\. 10\), or None for no warning; not 0"
+    ):
+        create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}", dynamodb_capacity_warning=0)
+
+
+def test_with_hide_parameters_the_offset_is_not_named(
+    endpoint_url: str, models: Any, table_name: str
+) -> None:
+    Item, _ = models
+    hidden = create_engine(
+        f"dynamodb://{endpoint_url.removeprefix('http://')}",
+        dynamodb_capacity_warning=3,
+        hide_parameters=True,
+    )
+    statement = select(Item).where(Item.pk == "C#1", Item.sk.startswith("INVOICE#")).order_by(Item.sk)
+    options = {**UNFILTERED, "dynamodb_client_sort": 100, "dynamodb_unknown_type": "base"}
+    try:
+        _, caught = read(hidden, statement.offset(6).execution_options(**options))
+    finally:
+        hidden.dispose()
+    assert [str(w.message) for w in caught] == [
+        f"this read of {table_name} handed out 2 rows of the 8 items DynamoDB returned in 1 request, "
+        "and billed: the OFFSET read its rows and dropped them. Page with sa_dynamo.paginate() instead: "
+        "its resume token starts the next page where the last one ended"
+    ]
