@@ -17,6 +17,7 @@ from sqlalchemy.exc import CompileError
 from sqlalchemy.sql import compiler
 
 from ..dbapi.control_plane import LOCAL_INDEX_KEY, TTL_KEY
+from .client_side import foreign_keys
 from .key_schema import key_schema
 from .types import attribute_type, key_attribute_type
 
@@ -209,6 +210,8 @@ class DynamoDBDDLCompiler(compiler.DDLCompiler):
     def visit_create_table(self, create, **kw):
         table = create.element
         request = create_table_request(table)
+        for fk in table.foreign_key_constraints:  # an action carried out or refused, never ignored
+            foreign_keys.check(fk, self.dialect)
         self.dialect.declared(table)  # once the request says the Table is one DynamoDB can hold
         ttl = ttl_attribute(table)
         if ttl is None:
