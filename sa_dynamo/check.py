@@ -23,8 +23,9 @@ from . import dbapi
 from .dbapi import control_plane
 from .dialect.ddl import create_table_request, render_call
 from .dialect.key_schema import projects
-from .orm.relationship_loads import scanning_relationships
+from .orm.relationship_loads import many_to_many_fix, scanning_relationships
 from .orm.shared_tables import describe_key, discriminator_column, physical_table
+from .sqlalchemy_private import declarative_registry
 
 _Key = tuple[str, str]  # attribute name, S/N/B
 
@@ -85,10 +86,13 @@ def _read(table: dict[str, Any]) -> _Table:
 
 
 def read_models(models: Any) -> tuple[MetaData, frozenset[Mapper]]:
-    """The MetaData and mappers of a declarative base, a registry or a bare MetaData."""
+    """The MetaData and mappers of a declarative base (SQLModel's too), a registry or a bare
+    MetaData."""
     if isinstance(models, MetaData):
         return models, frozenset()
     found = getattr(models, "registry", models)
+    if not isinstance(found, registry):
+        found = declarative_registry(models)
     if not isinstance(found, registry):
         raise sa_exc.ArgumentError(
             f"{models!r} is not a declarative base, a registry or a MetaData: pass the models' "
@@ -252,7 +256,23 @@ def check(metadata_or_base: Any, bind: Engine | Connection) -> list[Difference]:
             live = _describe_table(connection, table.name)
             differences += _compare_table(table, live, discriminators.get(table.name))
     differences += _scanning_relationships(mappers)
+    differences += _many_to_many(mappers)
     return differences
+
+
+def _many_to_many(mappers: frozenset[Mapper]) -> Iterator[Difference]:
+    """Relationships through a link table (``secondary=``, SQLModel's ``link_model``): their
+    loads select from the target and the link table at once, a join no key reaches."""
+    for mapper in sorted(mappers, key=lambda m: m.class_.__name__):
+        for prop in mapper.relationships:
+            if prop.parent is mapper and prop.secondary is not None:
+                yield Difference(
+                    prop.secondary.name,
+                    None,
+                    None,
+                    f"relationship {prop} loads through the link table {prop.secondary.name}, a join "
+                    f"DynamoDB cannot run, so its loads are refused: {many_to_many_fix(prop)}",
+                )
 
 
 def _scanning_relationships(mappers: frozenset[Mapper]) -> Iterator[Difference]:

@@ -190,3 +190,11 @@ def test_pool_capacity_is_pool_size_plus_max_overflow():
     assert private.pool_capacity(create_engine(url, pool_size=7, max_overflow=3).pool) == 10
     assert private.pool_capacity(create_engine(url, pool_size=7, max_overflow=-1).pool) is None
     assert private.pool_capacity(create_engine(url, poolclass=NullPool).pool) is None
+
+
+def test_declarative_registry_of_a_declarative_base_and_of_anything_else():
+    class Base(DeclarativeBase):
+        pass
+
+    assert private.declarative_registry(Base) is Base.registry
+    assert private.declarative_registry(Base.metadata) is None
