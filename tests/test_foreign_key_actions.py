@@ -23,6 +23,7 @@ from sqlalchemy import (
     insert,
     inspect,
     select,
+    text,
     update,
 )
 from sqlalchemy.exc import CompileError, IntegrityError, ProgrammingError
@@ -348,3 +349,15 @@ def test_the_plan_names_the_actions(built, dynamo):
     _, (team, hero, _) = built("CASCADE")
     plan = sa_dynamo.explain(dynamo, delete(team).where(team.c.id == 1))
     assert f"ON DELETE CASCADE of ForeignKey {hero.name}.team_id -> {team.name}.id" in plan.client
+
+
+def test_a_delete_in_sql_text_of_a_parent_with_actions_is_refused(built, dynamo):
+    """SQL text's Tables are reflected and know no ForeignKey: its DELETE would skip the actions."""
+    engines, tables = built("CASCADE")
+    team = tables[0]
+    with (
+        dynamo.begin() as conn,
+        pytest.raises(CompileError, match=f"a DELETE of {team.name!r} through a Table"),
+    ):
+        conn.execute(text(f'DELETE FROM "{team.name}" WHERE "id" = 1'))
+    assert len(stored(engines[0], tables)[0]) == 2

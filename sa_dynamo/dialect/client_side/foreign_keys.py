@@ -119,10 +119,20 @@ class Action:
             )
 
 
+def referenced(child: Table) -> list[tuple[str, str]]:
+    """The tables ``child``'s ForeignKeys with ondelete reference, each with the FK described."""
+    return [
+        (fk.elements[0].target_fullname.rpartition(".")[0], _described(fk))
+        for fk in child.foreign_key_constraints
+        if fk.ondelete is not None
+    ]
+
+
 def actions(table: Table, dialect: Any) -> tuple[Action, ...]:
     """The ON DELETE actions of every FK of the table's MetaData that references ``table``."""
-    found = []
-    for child in table.metadata.tables.values():
+    found: list[Action] = []
+    metadata = getattr(table, "metadata", None)  # a lightweight table() has none
+    for child in metadata.tables.values() if metadata is not None else ():
         for fk in child.foreign_key_constraints:
             parents = _parent_columns(fk) if fk.ondelete is not None else None
             if parents is None or parents[0].table is not table:
@@ -144,6 +154,14 @@ def actions(table: Table, dialect: Any) -> tuple[Action, ...]:
                 )
                 values = dict.fromkeys(names)
             found.append(Action(kind, statement, parents, _described(fk), values))
+    unknown = dialect.ondelete_parents.get(table.name, set()) - {action.described for action in found}
+    if unknown:
+        raise CompileError(
+            f"a DELETE of {table.name!r} through a Table that does not know {', '.join(sorted(unknown))}, "
+            "declared with ondelete on this engine: its actions would be skipped. Delete through the "
+            "Table of the models (delete(parent_table) in the MetaData that declares the ForeignKey), "
+            "not SQL text or a reflected Table"
+        )
     return tuple(found)
 
 
