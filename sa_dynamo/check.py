@@ -26,8 +26,9 @@ from .dbapi.guard_names import guard_table
 from .dialect.ddl import create_table_request, render_call
 from .dialect.key_schema import projects
 from .dialect.write_rules import unique_constraints
-from .orm.relationship_loads import scanning_relationships
+from .orm.relationship_loads import many_to_many_fix, scanning_relationships
 from .orm.shared_tables import describe_key, discriminator_column, physical_table
+from .sqlalchemy_private import declarative_registry
 
 _Key = tuple[str, str]  # attribute name, S/N/B
 
@@ -88,10 +89,13 @@ def _read(table: dict[str, Any]) -> _Table:
 
 
 def read_models(models: Any) -> tuple[MetaData, frozenset[Mapper]]:
-    """The MetaData and mappers of a declarative base, a registry or a bare MetaData."""
+    """The MetaData and mappers of a declarative base (SQLModel's too), a registry or a bare
+    MetaData."""
     if isinstance(models, MetaData):
         return models, frozenset()
     found = getattr(models, "registry", models)
+    if not isinstance(found, registry):
+        found = declarative_registry(models)
     if not isinstance(found, registry):
         raise sa_exc.ArgumentError(
             f"{models!r} is not a declarative base, a registry or a MetaData: pass the models' "
@@ -257,6 +261,7 @@ def check(metadata_or_base: Any, bind: Engine | Connection) -> list[Difference]:
             if live is not None:
                 differences += _compare_guards(connection, table)
     differences += _scanning_relationships(mappers)
+    differences += _many_to_many(mappers)
     return differences
 
 
@@ -294,6 +299,21 @@ def _compare_guards(connection: dbapi.Connection, table: Table) -> Iterator[Diff
                 "a duplicate of such a value is not refused. Rows written around sa_dynamo or before the "
                 "constraint lack one; write the guards with op.create_unique_constraint in a migration",
             )
+
+
+def _many_to_many(mappers: frozenset[Mapper]) -> Iterator[Difference]:
+    """Relationships through a link table (``secondary=``, SQLModel's ``link_model``): their
+    loads select from the target and the link table at once, a join no key reaches."""
+    for mapper in sorted(mappers, key=lambda m: m.class_.__name__):
+        for prop in mapper.relationships:
+            if prop.parent is mapper and prop.secondary is not None:
+                yield Difference(
+                    prop.secondary.name,
+                    None,
+                    None,
+                    f"relationship {prop} loads through the link table {prop.secondary.name}, a join "
+                    f"DynamoDB cannot run, so its loads are refused: {many_to_many_fix(prop)}",
+                )
 
 
 def _scanning_relationships(mappers: frozenset[Mapper]) -> Iterator[Difference]:

@@ -197,6 +197,7 @@ def _launch(
     data_dir: str | os.PathLike | None,
     log_file: Path | None,
     timeout: float = 60.0,
+    shared_db: bool = True,
 ) -> LocalDynamoDB:
     """Start the server and wait until it answers. With ``log_file`` it is detached: its own
     session, so closing the terminal or ending the caller's process group leaves it running.
@@ -218,7 +219,7 @@ def _launch(
         str(port),
         "-disableTelemetry",
         # One database for every client; otherwise each access key and region sees its own tables.
-        "-sharedDb",
+        *(["-sharedDb"] if shared_db else []),
     ]
     directory = None
     if data_dir is None:
@@ -261,10 +262,12 @@ def start(
     data_dir: str | os.PathLike | None = None,
     stop_at_exit: bool = True,
     timeout: float = 60.0,
+    shared_db: bool = True,
 ) -> LocalDynamoDB:
     """Start DynamoDB Local on 127.0.0.1 (in memory unless ``data_dir`` is given) and wait for it;
-    on a free port unless ``port`` is given."""
-    server = _launch(port or 0, data_dir, log_file=None, timeout=timeout)
+    on a free port unless ``port`` is given. ``shared_db=False``: each access key id and region
+    has its own tables (how ``dynamodb+local://`` keeps its engines apart)."""
+    server = _launch(port or 0, data_dir, log_file=None, timeout=timeout, shared_db=shared_db)
     if stop_at_exit:
         atexit.register(server.stop)
     return server

@@ -190,14 +190,17 @@ def _logged_as_explained(connection: Any) -> Iterator[None]:
 
 
 def explain(bind: Any, statement: Any) -> Plan:
-    """The Plan of ``statement`` on ``bind`` (Engine, Connection or Session); nothing is sent.
+    """The Plan of ``statement`` on ``bind`` (Engine, Connection, Session or scoped_session, such
+    as Flask-SQLAlchemy's ``db.session``); nothing is sent.
 
     The statement goes through the same path as a real execution (ORM events included), so
     the plan shows exactly what would be sent; the engine log shows it tagged
     ``[explained, nothing sent]``.
     """
-    from sqlalchemy.orm import Session
+    from sqlalchemy.orm import Session, scoped_session
 
+    if isinstance(bind, scoped_session):
+        bind = bind()  # the session of the current scope
     holder: dict[str, Plan] = {}
     statement = statement.execution_options(**{EXPLAIN: holder})
     if isinstance(bind, Engine):  # through a Session, so ORM statements get the ORM's rewriting

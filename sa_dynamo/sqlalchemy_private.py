@@ -129,6 +129,12 @@ def with_load_options_of(source: Any, target: Any) -> Any:
     return target
 
 
+def declarative_registry(base: Any) -> Any:
+    """The registry of a declarative class that keeps it only as ``_sa_registry`` (SQLModel's
+    base, whose metaclass is SQLAlchemy's DeclarativeMeta); None for any other object."""
+    return getattr(base, "_sa_registry", None) if isinstance(base, type) else None
+
+
 def unit_of_work_flush(execution_options: Any) -> bool:
     """Whether a statement is the ORM's flush of loaded objects: the unit of work executes its
     INSERT/UPDATE/DELETE with the mapper's own compiled cache, and no other caller does."""

@@ -210,3 +210,11 @@ def test_underlying_result_reaches_the_cursor_result_of_every_view():
         orm = session.execute(select(Thing))
         for view in (orm, orm.scalars(), session.execute(select(Thing.pk)).mappings()):
             assert isinstance(private.underlying_result(view), CursorResult)
+
+
+def test_declarative_registry_of_a_declarative_base_and_of_anything_else():
+    class Base(DeclarativeBase):
+        pass
+
+    assert private.declarative_registry(Base) is Base.registry
+    assert private.declarative_registry(Base.metadata) is None

@@ -10,8 +10,9 @@ returns (``written``, overlay.py).
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,15 +123,21 @@ class Buffer:
         for table in {w.table for w in tested}:
             keys = [w.key for w in tested if w.table == table]
             self._read_committed(table, keys, f"this {kind} tests, to count the rows it matches")
-        saved = (list(self._pending), dict(self._writes), list(self.merged_away), self._executed)
-        # a failed row leaves the buffer as it was; what was read of the committed items stays true
         counts = []
-        try:
+        with self.undone_on_error():
             for row, ((body, write), test) in enumerate(zip(held, tests, strict=True)):
                 with in_row(row, rows):
                     counts.append(self._hold(kind, body, write, test, matched))
-            return counts
-        except Exception:
+        return counts
+
+    @contextlib.contextmanager
+    def undone_on_error(self) -> Iterator[None]:
+        """The writes held within the block are let go if it fails: the buffer is left as it
+        was; what was read of the committed items stays true."""
+        saved = (list(self._pending), dict(self._writes), list(self.merged_away), self._executed)
+        try:
+            yield
+        except BaseException:
             self._pending, self._writes, self.merged_away, self._executed = saved
             raise
 

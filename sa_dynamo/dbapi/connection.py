@@ -213,6 +213,28 @@ class Connection:
             counts.append(count)
         return counts
 
+    @contextlib.contextmanager
+    def one_statement(self, what: str) -> Iterator[None]:
+        """The writes of one statement made of several (``what``), as one: in a transaction, let
+        go if it fails; in autocommit, held and committed as one ExecuteTransaction at its end."""
+        if not self.autocommit:
+            with self.buffer.undone_on_error():
+                yield
+            return
+        self.autocommit = False
+        try:
+            yield
+            if len(self.buffer) > MAX_TRANSACTION_ACTIONS:
+                raise ProgrammingError(
+                    f"{what} writes {len(self.buffer)} items; DynamoDB writes at most "
+                    f"{MAX_TRANSACTION_ACTIONS} atomically. Nothing was written: delete fewer rows "
+                    "at a time"
+                )
+            self.commit()
+        finally:
+            self.buffer.discard()
+            self.autocommit = True
+
     def rollback(self) -> None:
         if self.closed:
             raise InterfaceError("connection is closed")

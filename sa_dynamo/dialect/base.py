@@ -23,6 +23,7 @@ from ..dbapi import control_plane, counters
 from ..dbapi.transport import Transport
 from ..dbapi.validate import TableRules
 from . import capacity_warning, item_sample, sending
+from .client_side import foreign_keys
 from .client_side.steps import computed
 from .compiler import DynamoDBCompiler, DynamoDBIdentifierPreparer
 from .ddl import DynamoDBDDLCompiler
@@ -142,6 +143,9 @@ class DynamoDBDialect(default.DefaultDialect):
         # The write rules of those Tables, for SQL text's writes (its Tables are reflected, and
         # DynamoDB keeps no NOT NULL or column types); None when Tables of one name disagree.
         self.declared_rules: dict[str, TableRules | None] = {}
+        # The tables those Tables' ForeignKeys reference with ondelete, each with the FKs: a
+        # DELETE of one through a Table that does not know them (SQL text's) would skip them.
+        self.ondelete_parents: dict[str, set[str]] = {}
 
     def star_order(self, table: Table) -> tuple[str, ...]:
         """The columns ``SELECT *`` of ``table`` gives first, in order: its declared ones when the
@@ -150,6 +154,8 @@ class DynamoDBDialect(default.DefaultDialect):
 
     def declared(self, table: Table) -> None:
         self.declared_columns[table.name] = tuple(c.name for c in table.columns)
+        for parent, described in foreign_keys.referenced(table):
+            self.ondelete_parents.setdefault(parent, set()).add(described)
         rules = table_rules(table)
         self.declared_rules[table.name] = (
             rules if self.declared_rules.get(table.name, rules) == rules else None

@@ -20,6 +20,7 @@ from sqlalchemy.sql import compiler
 from ..dbapi import guard_names, guard_upkeep
 from ..dbapi.control_plane import GUARD_RECORDS_KEY, GUARD_TABLE_KEY, LOCAL_INDEX_KEY, TTL_KEY
 from ..dbapi.counters import reset_request
+from .client_side import foreign_keys
 from .key_schema import key_schema
 from .types import attribute_type, key_attribute_type
 from .write_rules import unique_constraints
@@ -241,6 +242,8 @@ class DynamoDBDDLCompiler(compiler.DDLCompiler):
     def visit_create_table(self, create, **kw):
         table = create.element
         request = create_table_request(table)
+        for fk in table.foreign_key_constraints:  # an action carried out or refused, never ignored
+            foreign_keys.check(fk, self.dialect)
         self.dialect.declared(table)  # once the request says the Table is one DynamoDB can hold
         self.counter = autoincrement_counter(table)
         sent, calls = dict(request), [("CreateTable", request)]

@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import Column, Table
 from sqlalchemy.engine import Result
+from sqlalchemy.exc import CompileError
 from sqlalchemy.orm import Mapper, ORMExecuteState, RelationshipProperty
 from sqlalchemy.sql import visitors
 from sqlalchemy.sql.elements import BindParameter
@@ -64,6 +65,17 @@ def load_fix(prop: RelationshipProperty, columns: tuple[Column, ...]) -> str:
     )
 
 
+def many_to_many_fix(prop: RelationshipProperty) -> str:
+    """What to do instead of loading ``prop``, a relationship through a link table."""
+    link = prop.secondary.name
+    by = " and ".join(f"{link}.{column.name}" for _, column in prop.synchronize_pairs)
+    return (
+        f"read the rows of {link} by {by} (its partition key, or index=True on it), then each "
+        f"{prop.mapper.class_.__name__} by its key with session.get(); or declare the relationship "
+        "lazy='noload' to leave it unloaded"
+    )
+
+
 def scanning_relationships(
     mappers: Iterable[Mapper],
 ) -> list[tuple[RelationshipProperty, tuple[Column, ...]]]:
@@ -100,6 +112,14 @@ def relationship_loads(state: ORMExecuteState) -> Result[Any] | None:
         return None  # an item collection answers its own loads (item_collections.py)
     if not on_dynamodb(state, prop.mapper):
         return None
+    if prop.secondary is not None:
+        try:
+            return state.invoke_statement()
+        except CompileError as error:
+            raise CompileError(
+                f"relationship {prop} cannot be loaded: it goes through the link table "
+                f"{prop.secondary.name} ({error}); {many_to_many_fix(prop)}"
+            ) from error
     if columns := unindexed_foreign_key(prop):
         state.update_execution_options(**{SCAN_FIX: load_fix(prop, columns)})
         return None

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import bindparam, delete, select, type_coerce, update
-from sqlalchemy.sql import elements, operators
+from sqlalchemy.sql import elements, operators, visitors
 from sqlalchemy.sql.schema import Table
 from sqlalchemy.sql.sqltypes import NullType
 
@@ -22,7 +22,8 @@ from ..compiler.access_path import attribute_names
 from ..compiler.normal_form import terms_of
 from ..key_schema import key_schema
 from ..options import MATCHED
-from .steps import Step, program_text, run, step
+from . import foreign_keys
+from .steps import Step, forwarded, program_text, run, step
 
 _KEY, _VALUE = "sa_dynamo_key_{}", "sa_dynamo_value_{}"
 
@@ -36,31 +37,68 @@ class KeyedWrites:
     write: Step
     key_names: tuple[str, ...]
     values: tuple[tuple[str, str], ...]
+    actions: tuple[foreign_keys.Action, ...] = ()
+    referenced: tuple[Any, ...] = ()
 
     def run(self, context: Any, cursor: Any) -> None:
-        """Every row of the execution (an executemany's too): its keys read, then written."""
+        """Every row of the execution (an executemany's too): its keys read, then written; with
+        foreign keys' actions, the statement is one (a failure leaves nothing written)."""
+        if not self.actions:
+            cursor.computed(None, [], self._written(context))
+            return
+        with cursor.connection.one_statement("a DELETE with its foreign keys' ON DELETE actions"):
+            cursor.computed(None, [], self._written(context))
+
+    def _written(self, context: Any) -> int:
         counts = []
         for row, parameters in enumerate(context.compiled_parameters):
-            keys = run(context, self.read, row).all()
-            if keys:
+            read = run(context, self.read, row).all()
+            if read:
+                width = len(self.key_names)
+                parents = [dict(zip(self.referenced, found[width:], strict=True)) for found in read]
+                options = forwarded(context)
+                foreign_keys.carry_out(context, self.actions, parents, options, done=False)
                 values = {fresh: parameters[given] for fresh, given in self.values}
-                fresh = [{**values, **dict(zip(self.key_names, key, strict=True))} for key in keys]
+                fresh = [
+                    {**values, **dict(zip(self.key_names, found[:width], strict=True))} for found in read
+                ]
                 counts.append(run(context, self.write, row, fresh, **{MATCHED: True}).rowcount)
-        cursor.computed(None, [], -1 if any(c < 0 for c in counts) else sum(counts))
+                foreign_keys.carry_out(context, self.actions, parents, options, done=True)
+        return -1 if any(c < 0 for c in counts) else sum(counts)
+
+
+def by_read_key(statement: Any) -> bool:
+    """Whether ``statement`` is the write by key of an UPDATE/DELETE by a read: its foreign keys'
+    actions are the computed statement's to carry out."""
+    return (
+        any(
+            isinstance(bind, elements.BindParameter) and bind.key == _KEY.format(0)
+            for bind in visitors.iterate(statement.whereclause)
+        )
+        if statement.whereclause is not None
+        else False
+    )
 
 
 def keyed_writes(
-    compiler: Any, statement: Any, table: Table, written: list[tuple[Any, str]]
+    compiler: Any,
+    statement: Any,
+    table: Table,
+    written: list[tuple[Any, str]],
+    actions: tuple[foreign_keys.Action, ...] = (),
 ) -> tuple[str, Plan, KeyedWrites]:
     """The text, plan and program of an UPDATE or DELETE whose WHERE does not name one item by
-    its whole key; ``written``: an UPDATE's columns, each with its value's parameter name."""
+    its whole key, or of a DELETE with foreign keys' ``actions``; ``written``: an UPDATE's
+    columns, each with its value's parameter name."""
     kind = "UPDATE" if compiler.isupdate else "DELETE"
     keys = key_schema(table).columns
+    referenced = tuple(dict.fromkeys(c for action in actions for c in action.parents))
     criteria = where_criteria(statement)
     names = tuple(_KEY.format(i) for i in range(len(keys)))
     value_names = tuple(_VALUE.format(i) for i in range(len(written)))
     # the keys as stored, sent back as they came (no type's processing either way)
-    read = select(*(type_coerce(column, NullType()) for column in keys)).where(*criteria)
+    # and the columns foreign keys reference (a key too), typed: the children's tests take them
+    read = select(*(type_coerce(column, NullType()) for column in keys), *referenced).where(*criteria)
     by_key = [
         elements.BinaryExpression(
             column, bindparam(name, type_=NullType()), operators.eq, negate=operators.ne
@@ -88,11 +126,16 @@ def keyed_writes(
             frozenset((*names, *value_names)),
         ),
     ]
+    client = "the rowcount: the items written (in a transaction, one action each in the commit)"
+    if actions:
+        client += "; then for each item deleted, ON DELETE " + ", ".join(
+            f"{action.kind} of {action.described}" for action in actions
+        )
     plan = Plan(
         "UpdateItem" if kind == "UPDATE" else "DeleteItem",
         table.name,
         steps=tuple(s.plan for s in steps),
-        client="the rowcount: the items written (in a transaction, one action each in the commit)",
+        client=client,
     )
     given = tuple(zip(value_names, (name for _, name in written), strict=True))
-    return program_text(steps), plan, KeyedWrites(*steps, names, given)
+    return program_text(steps), plan, KeyedWrites(*steps, names, given, actions, referenced)

@@ -84,8 +84,14 @@ def run(
         statement, listed = written_out(statement, values)
         given.update(listed)
     parameters: Any = [{**given, **fresh} for fresh in rows] if rows is not None else given
-    forwarded = {name: value for name, value in context.options_in_force.items() if name in _FORWARDED}
-    return context.root_connection.execute(statement, parameters, execution_options={**forwarded, **options})
+    return context.root_connection.execute(
+        statement, parameters, execution_options={**forwarded(context), **options}
+    )
+
+
+def forwarded(context: Any) -> dict[str, Any]:
+    """The options a statement the computation sends takes from the computed statement's."""
+    return {name: value for name, value in context.options_in_force.items() if name in _FORWARDED}
 
 
 def written_out(statement: Any, values: Values) -> tuple[Any, dict[str, Any]]:

@@ -19,7 +19,8 @@ from ...sqlalchemy_private import (
     where_criteria,
 )
 from ..attribute_bag import is_bag
-from ..client_side.keyed_writes import keyed_writes
+from ..client_side import foreign_keys
+from ..client_side.keyed_writes import by_read_key, keyed_writes
 from ..key_schema import key_schema
 from .normal_form import is_on
 from .templates import DMLTemplate, Entry
@@ -104,8 +105,9 @@ class WriteCompiler(WhereCompiler):
 
     def visit_delete(self, delete_stmt, visiting_cte=None, **kw):
         stmt, _compile_state, table = self._dml_setup(delete_stmt, "isdelete", **kw)
-        if not self._names_one_item(table, stmt):
-            return self._by_read(stmt, table, "DELETE")
+        actions = () if by_read_key(stmt) else foreign_keys.actions(table, self.dialect)
+        if actions or not self._names_one_item(table, stmt):
+            return self._by_read(stmt, table, "DELETE", actions)
         where = self._where(key_schema(table), where_criteria(stmt), full_key="DELETE", **kw)
         self.record.plan = Plan("DeleteItem", table.name, None, self._key_condition, self._filter)
         self.stack.pop(-1)
@@ -123,10 +125,10 @@ class WriteCompiler(WhereCompiler):
             and (keys.range_key is None or any(is_on(t, keys.range_key, {operators.eq}) for t in terms))
         )
 
-    def _by_read(self, stmt: Any, table: Table, kind: str) -> str:
+    def _by_read(self, stmt: Any, table: Table, kind: str, actions: tuple = ()) -> str:
         self.stack.pop(-1)
         written = self._written if kind == "UPDATE" else []
-        text, self.record.plan, self.record.program = keyed_writes(self, stmt, table, written)
+        text, self.record.plan, self.record.program = keyed_writes(self, stmt, table, written, actions)
         return text
 
     @staticmethod
