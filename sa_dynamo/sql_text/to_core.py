@@ -47,8 +47,19 @@ def _is_missing(node: exp.Expression) -> bool:
 
 
 def _subquery(*_: Any) -> Any:
-    # Only its presence matters: the compiler refuses any nested SELECT.
+    # Only its presence matters: the compiler refuses a SELECT that is not a statement.
     return sa.select(sa.literal_column("*")).select_from(sa.table("subquery")).scalar_subquery()
+
+
+def _nested(*_: Any) -> NoReturn:
+    """A subquery in SQL text: the text names tables without their keys, which a semi-join
+    needs to plan its reads."""
+    refuse(
+        "IN with a subquery, or EXISTS, in SQL text",
+        "write the statement with SQLAlchemy's select(): col.in_(select(...)) and exists() are computed "
+        "as semi-joins over the declared tables; or run the inner query on its own and pass its rows "
+        "as parameters",
+    )
 
 
 # Clauses sqlglot parses that no Core statement has, with the compiler's words for the nearest.
@@ -334,7 +345,7 @@ class Builder:
     def _in(self, node: exp.In) -> Any:
         subject, field = self._value(node.this), node.args.get("field")
         if node.args.get("query"):
-            return subject.in_(_subquery())
+            _nested()
         if isinstance(field, exp.Placeholder):  # IN :ids, a text() parameter with expanding=True
             return subject.in_(self._parameter(field))
         if field is not None:  # IN doc.tags: PartiQL's membership in a collection attribute
@@ -399,7 +410,7 @@ _VALUES: dict[type, Callable[[Builder, Any], Any]] = {
     # Only its presence matters, as for a subquery: the compiler refuses CASE and CAST.
     exp.Case: lambda self, node: sa.case((sa.true(), sa.null())),
     exp.Cast: lambda self, node: sa.cast(self._value(node.this), sa.String()),
-    **dict.fromkeys((exp.Subquery, exp.Select, exp.Exists, exp.SetOperation), _subquery),
+    **dict.fromkeys((exp.Subquery, exp.Select, exp.Exists, exp.SetOperation), _nested),
     exp.Func: Builder._function,
 }
 _CONDITIONS: dict[type, Callable[[Builder, Any], Any]] = {
