@@ -110,6 +110,7 @@ class Builder:
         self._binds = binds
         self._result_types = result_types
         self._table: sa.Table | None = None
+        self._aliases: dict[str, exp.Expression] = {}  # a SELECT's select-list names
         self.lists: dict[str, tuple[str, ...]] = {}  # an IN list's parameter -> its items' parameters
         self.literals: dict[str, Any] = {}  # a literal's parameter -> the value the text wrote
         placeholders = list(statement.find_all(exp.Placeholder))
@@ -161,6 +162,8 @@ class Builder:
         _check_clauses(node, "expressions", "from_", "joins", *_SELECT_CLAUSES)
         source = node.args.get("from_")
         index = self._source(source.this if source is not None else None, writing=False)
+        # ORDER BY a name the select list gives (SQL's first meaning of the name): what it names
+        self._aliases = {e.alias: e.unalias() for e in node.expressions if isinstance(e, exp.Alias)}
         statement = sa.select(*map(self._selected, node.expressions)).select_from(self._table)
         for join in node.args.get("joins") or ():
             statement = statement.join_from(self._table, sa.table(join.this.name), sa.true())
@@ -183,7 +186,10 @@ class Builder:
         return result_key(node.sql()) if isinstance(node, (exp.Column, exp.Dot, exp.Bracket)) else None
 
     def _ordered(self, node: exp.Ordered) -> Any:
-        column, descending = self._value(node.this), node.args.get("desc")
+        named = node.this
+        if isinstance(named, exp.Column) and len(named.parts) == 1 and named.name in self._aliases:
+            named = self._aliases[named.name]
+        column, descending = self._value(named), node.args.get("desc")
         ordered = column if descending is None else column.desc() if descending else column.asc()
         # sqlglot gives every term its place of NULL, SQL's default (first ascending) unless
         # NULLS FIRST or LAST says otherwise: only a place that differs is written
@@ -321,7 +327,14 @@ class Builder:
         if isinstance(node, exp.Anonymous):
             return getattr(sa.func, node.name.lower())(*map(self._value, node.expressions))
         arguments = [a for a in node.iter_expressions() if not isinstance(a, exp.Star)]  # COUNT(*)
-        return getattr(sa.func, node.sql_name().lower())(*map(self._value, arguments))
+        values = [self._distinct(a) if isinstance(a, exp.Distinct) else self._value(a) for a in arguments]
+        return getattr(sa.func, node.sql_name().lower())(*values)
+
+    def _distinct(self, node: exp.Distinct) -> Any:
+        """COUNT(DISTINCT n), SUM(DISTINCT n) ...: the distinct values of one attribute."""
+        if len(node.expressions) != 1:
+            refuse(f"{node.sql()} of several attributes", "aggregate the distinct values of one attribute")
+        return sa.distinct(self._value(node.expressions[0]))
 
     def _value(self, node: exp.Expression) -> Any:
         """A value or an expression over attributes, as Core."""
