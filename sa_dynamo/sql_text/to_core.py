@@ -47,8 +47,19 @@ def _is_missing(node: exp.Expression) -> bool:
 
 
 def _subquery(*_: Any) -> Any:
-    # Only its presence matters: the compiler refuses any nested SELECT.
+    # Only its presence matters: the compiler refuses a SELECT that is not a statement.
     return sa.select(sa.literal_column("*")).select_from(sa.table("subquery")).scalar_subquery()
+
+
+def _nested(*_: Any) -> NoReturn:
+    """A subquery in SQL text: the text names tables without their keys, which a semi-join
+    needs to plan its reads."""
+    refuse(
+        "IN with a subquery, or EXISTS, in SQL text",
+        "write the statement with SQLAlchemy's select(): col.in_(select(...)) and exists() are computed "
+        "as semi-joins over the declared tables; or run the inner query on its own and pass its rows "
+        "as parameters",
+    )
 
 
 # Clauses sqlglot parses that no Core statement has, with the compiler's words for the nearest.
@@ -99,6 +110,7 @@ class Builder:
         self._binds = binds
         self._result_types = result_types
         self._table: sa.Table | None = None
+        self._aliases: dict[str, exp.Expression] = {}  # a SELECT's select-list names
         self.lists: dict[str, tuple[str, ...]] = {}  # an IN list's parameter -> its items' parameters
         self.literals: dict[str, Any] = {}  # a literal's parameter -> the value the text wrote
         placeholders = list(statement.find_all(exp.Placeholder))
@@ -150,6 +162,8 @@ class Builder:
         _check_clauses(node, "expressions", "from_", "joins", *_SELECT_CLAUSES)
         source = node.args.get("from_")
         index = self._source(source.this if source is not None else None, writing=False)
+        # ORDER BY a name the select list gives (SQL's first meaning of the name): what it names
+        self._aliases = {e.alias: e.unalias() for e in node.expressions if isinstance(e, exp.Alias)}
         statement = sa.select(*map(self._selected, node.expressions)).select_from(self._table)
         for join in node.args.get("joins") or ():
             statement = statement.join_from(self._table, sa.table(join.this.name), sa.true())
@@ -172,7 +186,10 @@ class Builder:
         return result_key(node.sql()) if isinstance(node, (exp.Column, exp.Dot, exp.Bracket)) else None
 
     def _ordered(self, node: exp.Ordered) -> Any:
-        column, descending = self._value(node.this), node.args.get("desc")
+        named = node.this
+        if isinstance(named, exp.Column) and len(named.parts) == 1 and named.name in self._aliases:
+            named = self._aliases[named.name]
+        column, descending = self._value(named), node.args.get("desc")
         ordered = column if descending is None else column.desc() if descending else column.asc()
         # sqlglot gives every term its place of NULL, SQL's default (first ascending) unless
         # NULLS FIRST or LAST says otherwise: only a place that differs is written
@@ -310,7 +327,14 @@ class Builder:
         if isinstance(node, exp.Anonymous):
             return getattr(sa.func, node.name.lower())(*map(self._value, node.expressions))
         arguments = [a for a in node.iter_expressions() if not isinstance(a, exp.Star)]  # COUNT(*)
-        return getattr(sa.func, node.sql_name().lower())(*map(self._value, arguments))
+        values = [self._distinct(a) if isinstance(a, exp.Distinct) else self._value(a) for a in arguments]
+        return getattr(sa.func, node.sql_name().lower())(*values)
+
+    def _distinct(self, node: exp.Distinct) -> Any:
+        """COUNT(DISTINCT n), SUM(DISTINCT n) ...: the distinct values of one attribute."""
+        if len(node.expressions) != 1:
+            refuse(f"{node.sql()} of several attributes", "aggregate the distinct values of one attribute")
+        return sa.distinct(self._value(node.expressions[0]))
 
     def _value(self, node: exp.Expression) -> Any:
         """A value or an expression over attributes, as Core."""
@@ -334,7 +358,7 @@ class Builder:
     def _in(self, node: exp.In) -> Any:
         subject, field = self._value(node.this), node.args.get("field")
         if node.args.get("query"):
-            return subject.in_(_subquery())
+            _nested()
         if isinstance(field, exp.Placeholder):  # IN :ids, a text() parameter with expanding=True
             return subject.in_(self._parameter(field))
         if field is not None:  # IN doc.tags: PartiQL's membership in a collection attribute
@@ -399,7 +423,7 @@ _VALUES: dict[type, Callable[[Builder, Any], Any]] = {
     # Only its presence matters, as for a subquery: the compiler refuses CASE and CAST.
     exp.Case: lambda self, node: sa.case((sa.true(), sa.null())),
     exp.Cast: lambda self, node: sa.cast(self._value(node.this), sa.String()),
-    **dict.fromkeys((exp.Subquery, exp.Select, exp.Exists, exp.SetOperation), _subquery),
+    **dict.fromkeys((exp.Subquery, exp.Select, exp.Exists, exp.SetOperation), _nested),
     exp.Func: Builder._function,
 }
 _CONDITIONS: dict[type, Callable[[Builder, Any], Any]] = {

@@ -248,7 +248,10 @@ def test_none_values_become_absent_attributes():
         (select(items).join(other, other.c.items_pk == items.c.name), "a JOIN of other on items_pk"),
         (select(items).join(other, other.c.id == items.c.name, full=True), "FULL OUTER JOIN"),
         (select(items, other), "a SELECT over several tables"),
-        (select(items).where(items.c.pk.in_(select(other.c.items_pk))), "a subquery"),
+        (
+            select(items).where(or_(items.c.pk.in_(select(other.c.items_pk)), items.c.n == 1)),
+            "a subquery other than a top-level IN",
+        ),
         (union(select(items.c.pk), select(other.c.id)), "UNION"),
         (select(items).where(items.c.pk == "A").order_by(func.lower(items.c.name)), "ORDER BY lower"),
         (select(literal_column("1")), "a SELECT without a table"),

@@ -223,7 +223,11 @@ REFUSED = [
     ("SELECT pk, n FROM items GROUP BY pk", "the column n neither grouped nor aggregated"),
     ("SELECT * FROM items GROUP BY pk", "the literal column * in a SELECT computed on the client"),
     ("SELECT * FROM items JOIN users ON id = pk", "a JOIN with the table users as a name only (SQL text"),
-    ("SELECT * FROM items WHERE pk IN (SELECT id FROM users)", "IN with a subquery"),
+    ("SELECT * FROM items WHERE pk IN (SELECT id FROM users)", "IN with a subquery, or EXISTS, in SQL text"),
+    (
+        "SELECT pk FROM items WHERE EXISTS (SELECT id FROM users)",
+        "IN with a subquery, or EXISTS, in SQL text",
+    ),
     ("SELECT * FROM items WHERE n IN s", "IN s (a list read from an item): list the values, as IN (?, ?)"),
     ("SELECT * FROM items UNION SELECT * FROM items", "UNION/INTERSECT/EXCEPT"),
     ("WITH x AS (SELECT * FROM items) SELECT * FROM x", "a common table expression (WITH)"),

@@ -118,6 +118,7 @@ def fetch_of(
     equalities: dict[str, tuple[int, str]],
     kind: str,
     match: Test | None,
+    purpose: str,
 ) -> Fetch | str:
     """The fetch of ``side`` by the first key its ``equalities`` (attribute -> the joined
     rows' (side, attribute)) reach: its whole key, its table's partition key, a global
@@ -140,9 +141,7 @@ def fetch_of(
         statement = select(*(type_coerce(side.column(n), NullType()) for n in listed)).where(
             _key_list(columns), *own
         )
-        fetch = step(
-            compiler, statement, f"{side.name} fetched {how} for the rows joined so far", frozenset({KEYS})
-        )
+        fetch = step(compiler, statement, f"{side.name} fetched {how} {purpose}", frozenset({KEYS}))
         if fetch.plan.operation != "Scan":
             by = tuple((c.name, equalities[c.name]) for c in columns)
             return Fetch(Read(side.number, fetch, tuple(listed)), by, chunk, kind, match)

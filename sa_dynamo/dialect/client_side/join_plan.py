@@ -18,12 +18,13 @@ from ...exc import cannot_express
 from ..compiler.predicate import Resolve, Test, predicate_of
 from ..key_schema import key_schema
 from .fetches import Fetch, Read, equalities_of, fetch_of, read_of
+from .semi_joins import SemiDriver
 from .sides import Reader, Side
 
 
 @dataclass(frozen=True)
 class JoinPlan:
-    driver: Read
+    driver: Read | SemiDriver
     fetches: tuple[Fetch, ...]
     after: list[Any]  # terms tested on the joined rows once every side is joined
 
@@ -50,8 +51,10 @@ class Planner:
         needed: dict[int, list[str]],
         where: list[Any],
         resolve: Resolve,
+        semi_keys: dict[int, list[tuple[int, dict[str, tuple[int, str]]]]] | None = None,
     ):
         self.compiler, self.reader, self.needed, self.resolve = compiler, reader, needed, resolve
+        self.semi_keys = semi_keys or {}
         sides = reader.sides
         self.all_inner = all(s.join in ("from", "inner") for s in sides)
         self.own: dict[int, list[Any]] = defaultdict(list)  # terms of one side, sent in its statement
@@ -87,7 +90,7 @@ class Planner:
     def plan(self) -> JoinPlan:
         sides = self.reader.sides
         drivers = [s for s in sides if s.join in ("from", "inner")] if self.all_inner else sides[:1]
-        reads = {s.number: self._read(s) for s in drivers}
+        reads = {s.number: self._driving(s) for s in drivers}
         failures = []
         for keyed in (True, False):  # a driver read by a key condition first
             for side in drivers:
@@ -97,6 +100,18 @@ class Planner:
                         return found
                     failures.append(found)
         raise CompileError(failures[0])
+
+    def _driving(self, side: Side) -> Read | SemiDriver:
+        """The side's own read; or, where that would be a scan, the side fetched by key for the
+        values of an IN or EXISTS subquery that compares its key (semi_joins.py)."""
+        read = self._read(side)
+        if read.step.plan.operation != "Scan":
+            return read
+        for semi, by in self.semi_keys.get(side.number, ()):
+            fetch = self._keyed(side, by, "inner", None, "for the values the subquery read")
+            if not isinstance(fetch, str):
+                return SemiDriver(side.number, semi, fetch)
+        return read
 
     def _read(self, side: Side) -> Read:
         return read_of(
@@ -108,7 +123,7 @@ class Planner:
             f"{side.name} read by its own plan",
         )
 
-    def _chain(self, driver: Read) -> JoinPlan | str:
+    def _chain(self, driver: Read | SemiDriver) -> JoinPlan | str:
         joined = {driver.side}
         pool = list(self.pool)
         remaining = [s for s in self.reader.sides if s.number != driver.side]
@@ -137,16 +152,14 @@ class Planner:
         covered = [t for t in terms if self.reader.sides_read(t) <= joined | {side.number}]
         kind = side.join if side.join != "from" else "inner"
         match = test_of(covered, self.resolve, f"the ON condition of the JOIN of {side.name}")
-        fetch = fetch_of(
-            self.compiler,
-            self.reader,
-            side,
-            self.needed[side.number],
-            self.own[side.number],
-            equalities,
-            kind,
-            match,
-        )
+        fetch = self._keyed(side, equalities, kind, match, "for the rows joined so far")
         if not isinstance(fetch, str):
             pool[:] = [t for t in pool if not any(t is c for c in covered)]
         return fetch
+
+    def _keyed(
+        self, side: Side, by: dict[str, tuple[int, str]], kind: str, match: Test | None, purpose: str
+    ) -> Fetch | str:
+        """``side`` with its own terms, fetched by the key ``by`` reaches (fetches.fetch_of)."""
+        needed, own = self.needed[side.number], self.own[side.number]
+        return fetch_of(self.compiler, self.reader, side, needed, own, by, kind, match, purpose)

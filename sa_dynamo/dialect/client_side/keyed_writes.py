@@ -23,6 +23,7 @@ from ..compiler.normal_form import terms_of
 from ..key_schema import key_schema
 from ..options import MATCHED
 from . import foreign_keys
+from .semi_joins import without_semi_joins
 from .steps import Step, forwarded, program_text, run, step
 
 _KEY, _VALUE = "sa_dynamo_key_{}", "sa_dynamo_value_{}"
@@ -107,7 +108,9 @@ def keyed_writes(
     ]
     # a key never changes: what the WHERE says of the key alone, the read has decided for good
     key_names = {column.name for column in keys}
-    condition = [term for term in terms_of(criteria) if not attribute_names([term]) <= key_names]
+    condition = [
+        term for term in terms_of(without_semi_joins(criteria)) if not attribute_names([term]) <= key_names
+    ]
     if kind == "UPDATE":
         # each value processed by its column's type, as the statement's own would be
         values = {

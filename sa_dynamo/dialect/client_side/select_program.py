@@ -38,6 +38,7 @@ from .aggregates import Operand, aggregate_of, groups_of, is_aggregate
 from .caps import rows_held
 from .fetches import Fetch, Read
 from .join_plan import Planner, test_of
+from .semi_joins import SemiDriver, SemiJoin, semi_join, semi_term, split
 from .sides import Reader, sides_of
 from .single_read import order_entry
 from .steps import program_text
@@ -62,16 +63,23 @@ class SelectProgram:
     order: tuple[tuple[int, bool, bool | None], ...]
     limit: str | None
     offset: str | None
+    semis: tuple[SemiJoin, ...] = ()
 
     def run(self, context: Any, cursor: Any) -> None:
         parameters = context.compiled_parameters[0]
         values = values_of(context.compiled, parameters, expanded_parameters(context))
+        found = [semi.values(context) for semi in self.semis]  # each subquery read once, first
         driving = self.driver.side
-        rows: list[Any] = [
-            [item if n == driving else {} for n in range(self.sides)] for item in self.driver.items(context)
-        ]
+        if isinstance(self.driver, SemiDriver):
+            items = self.driver.items(context, found[self.driver.semi][0], values)
+        else:
+            items = self.driver.items(context)
+        rows: list[Any] = [[item if n == driving else {} for n in range(self.sides)] for item in items]
         for fetch in self.fetches:
             rows = fetch.join(context, rows, values)
+        for semi, its in zip(self.semis, found, strict=True):
+            test = semi.test(its)
+            rows = [row for row in rows if test(row, values)]
         if self.after is not None:
             rows = [row for row in rows if self.after(row, values)]
         most = rows_held(context.options_in_force)
@@ -110,7 +118,9 @@ def select_program(
         refuse("DISTINCT ON", "select DISTINCT over the whole select list, or group by the columns")
     reader = Reader(sides_of(froms))
     selected = selected_elements(compile_state)
-    where = terms_of(_outer_keys_nullable(where_criteria(select), reader))
+    semi_found, rest = split(where_criteria(select))
+    semi_terms = [semi_term(kind, left, inner, reader) for kind, left, inner in semi_found]
+    where = terms_of(_outer_keys_nullable(rest, reader))
     group_by = [_named(label_reference(c), selected) for c in group_by_clauses(select)]
     having = terms_of(having_criteria(select))
     orders = [_order_entry(clause, selected) for clause in order_by_clauses(select)]
@@ -122,10 +132,16 @@ def select_program(
     reader.columns(clauses)  # every column of a table in the FROM, or refused
     # what the client reads of each side (the terms it tests are added by the planner)
     needed: dict[int, list[str]] = defaultdict(list)
-    for side, name in reader.columns([*selected, *group_by, *having, *(e for e, _, _ in orders)]):
-        needed[side.number].append(name)
+    outer = [clause for term in semi_terms for clause in term.outer]
+    for side, name in reader.columns([*selected, *group_by, *having, *(e for e, _, _ in orders), *outer]):
+        if name not in needed[side.number]:
+            needed[side.number].append(name)
     by_row = _row_resolver(reader)
-    join = Planner(compiler, reader, needed, where, by_row).plan()
+    semis = tuple(
+        semi_join(compiler, term, tuple(_operand(c, by_row, "this IN's left side") for c in term.outer), n)
+        for n, term in enumerate(semi_terms)
+    )
+    join = Planner(compiler, reader, needed, where, by_row, _keyed_semis(semi_terms, reader)).plan()
     aggregated = bool(group_by) or any(
         _aggregates(c) for c in [*selected, *having, *(e for e, _, _ in orders)]
     )
@@ -153,8 +169,9 @@ def select_program(
         order=tuple(order),
         limit=limit,
         offset=offset,
+        semis=semis,
     )
-    steps = [join.driver.step, *(f.read.step for f in join.fetches)]
+    steps = [*(s.read for s in semis), join.driver.step, *(f.read.step for f in join.fetches)]
     plan = Plan(
         "Client",
         reader.sides[join.driver.side].table.name,
@@ -162,6 +179,21 @@ def select_program(
         client=_described(program, reader, bool(group_by), aggregated),
     )
     return program_text(steps), plan, program
+
+
+def _keyed_semis(terms: list[Any], reader: Reader) -> dict[int, list[tuple[int, dict[str, tuple[int, str]]]]]:
+    """For each side, the IN and EXISTS semi-joins that compare only its plain columns: each
+    (its number, the columns with the place of their value in the row of its values) that may
+    fetch the side by key (fetches.fetch_of) when its own read would be a scan."""
+    found: dict[int, list[tuple[int, dict[str, tuple[int, str]]]]] = defaultdict(list)
+    pseudo = len(reader.sides)  # the values stand as one more side of the row
+    for number, term in enumerate(terms):
+        sides = {reader.side_of(c) for c in term.outer}
+        plain_columns = all(isinstance(c, elements.ColumnClause) and not c.is_literal for c in term.outer)
+        if term.kind in ("in", "exists") and len(sides) == 1 and None not in sides and plain_columns:
+            by = {c.name: (pseudo, str(i)) for i, c in enumerate(term.outer)}
+            found[next(iter(sides)).number].append((number, by))
+    return found
 
 
 def _outer_keys_nullable(criteria: Any, reader: Reader) -> list[Any]:
@@ -285,7 +317,8 @@ def _key_columns(side: Any) -> list[Any]:
 def _described(program: SelectProgram, reader: Reader, grouped: bool, aggregated: bool) -> str:
     """What the client computes, for explain() and the log."""
     kinds = {"inner": "JOIN", "left": "LEFT OUTER JOIN"}
-    parts = [f"{kinds[fetch.kind]} {reader.sides[fetch.read.side].name}" for fetch in program.fetches]
+    parts = [f"{semi.kind.upper()} (the subquery's rows)" for semi in program.semis]
+    parts += [f"{kinds[fetch.kind]} {reader.sides[fetch.read.side].name}" for fetch in program.fetches]
     if program.after is not None:
         parts.append("the WHERE across tables")
     if grouped:

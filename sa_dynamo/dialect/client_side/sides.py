@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from sqlalchemy.sql import elements, visitors
 from sqlalchemy.sql.schema import Table
@@ -101,13 +101,29 @@ class Reader:
                 if isinstance(element, elements.ColumnClause) and not element.is_literal:
                     side = self.side_of(element)
                     if side is None:
-                        refuse(
-                            f"the column {element.name} of no table in the FROM",
-                            "name columns of the tables the statement joins (a correlated subquery "
-                            "is not translated)",
-                        )
+                        self._refuse_outside(element)
                     found.setdefault((side.number, element.name), (side, element.name))
         return list(found.values())
+
+    def _refuse_outside(self, column: Any) -> NoReturn:
+        """A column of no FROM element: of a table the FROM joins only as an alias (a condition
+        written for the table, such as the discriminator filter of a single-table subclass, beside
+        an aliased class), or of no table the statement joins."""
+        table = table_of(plain(column.table)) if column.table is not None else None
+        aliases = [side.name for side in self.sides if side.table is table and side.source is not table]
+        if aliases:
+            refuse(
+                f"the column {column.name} of the table {table.name}, which the FROM joins only as "
+                f"{aliases[0]}",
+                "a condition names the table, not its alias: a single-table subclass's discriminator filter "
+                "does so beside with_polymorphic(..., aliased=True); join each subclass on its own "
+                "(.of_type(Engineer), or .of_type(aliased(Engineer))), one query per subclass",
+            )
+        refuse(
+            f"the column {column.name} of no table in the FROM",
+            "name columns of the tables the statement joins (a subquery may name the outer query's "
+            "columns only in EXISTS, compared by ==)",
+        )
 
     def sides_read(self, clause: Any) -> frozenset[int]:
         return frozenset(side.number for side, _ in self.columns([clause]))

@@ -26,6 +26,7 @@ from ...sqlalchemy_private import (
 )
 from ..attribute_bag import is_bag
 from ..client_side.select_program import select_program
+from ..client_side.semi_joins import has_semi_join
 from ..client_side.single_read import NULLS_PLACES, ClientSideCompiler, bounded, order_columns, served
 from ..key_schema import key_schema
 from ..types import JSONElementAs
@@ -119,7 +120,7 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
             self._refuse("a SELECT without a table", "select from a table")
         if not inner_columns:
             self._refuse("an empty select list", "select at least one column")
-        if self._computed(froms, extras, inner_columns):
+        if self._computed(froms, extras, inner_columns) or has_semi_join(where_criteria(select)):
             return self._select_program(select, compile_state, froms)
         table = self._single_table(froms[0], "SELECT")
         if self.record.count is not None:

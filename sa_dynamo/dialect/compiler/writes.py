@@ -21,6 +21,7 @@ from ...sqlalchemy_private import (
 from ..attribute_bag import is_bag
 from ..client_side import foreign_keys
 from ..client_side.keyed_writes import by_read_key, keyed_writes
+from ..client_side.semi_joins import has_semi_join
 from ..key_schema import key_schema
 from .normal_form import is_on
 from .templates import DMLTemplate, Entry
@@ -117,7 +118,10 @@ class WriteCompiler(WhereCompiler):
 
     def _names_one_item(self, table: Table, stmt: Any) -> bool:
         """Whether the WHERE has an equality on each key attribute (or matches no item at all):
-        then it is one write; any other WHERE is an UPDATE/DELETE by a read (keyed_writes.py)."""
+        then it is one write; any other WHERE, or one with a subquery, is an UPDATE/DELETE by a
+        read (keyed_writes.py)."""
+        if has_semi_join(where_criteria(stmt)):
+            return False
         terms = self._where_terms(where_criteria(stmt))
         keys = key_schema(table)
         return self.record.always_empty or (
