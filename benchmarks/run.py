@@ -25,6 +25,7 @@ from . import (
     w7_async,
     w8_fixed_costs,
     w9_scale,
+    w10_relational,
 )
 from .common import Env, Result, target
 
@@ -39,6 +40,7 @@ WORKLOADS = [
     w7_async,
     w8_fixed_costs,
     w9_scale,
+    w10_relational,
 ]
 QUICK = {
     w0_request_cpu: 20,
@@ -51,6 +53,7 @@ QUICK = {
     w7_async: 40,
     w8_fixed_costs: 20,
     w9_scale: 200,
+    w10_relational: 40,
 }
 
 
@@ -96,6 +99,7 @@ TARGETS = [
     ),
     Target("sa_dynamo AsyncSession select", "aiobotocore ExecuteStatement + TypeDeserializer", 1.2),
     Target("sa_dynamo AsyncSession select", "sa_dynamo ORM select, one after another", 0.33),
+    Target("sa_dynamo Core", "boto3 by hand", 1.0),
 ]
 
 
