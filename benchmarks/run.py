@@ -25,7 +25,8 @@ from . import (
     w7_async,
     w8_fixed_costs,
     w9_scale,
-    w10_kind_reads,
+    w10_relational,
+    w11_kind_reads,
 )
 from .common import Env, Result, target
 
@@ -40,7 +41,8 @@ WORKLOADS = [
     w7_async,
     w8_fixed_costs,
     w9_scale,
-    w10_kind_reads,
+    w10_relational,
+    w11_kind_reads,
 ]
 QUICK = {
     w0_request_cpu: 20,
@@ -53,7 +55,8 @@ QUICK = {
     w7_async: 40,
     w8_fixed_costs: 20,
     w9_scale: 200,
-    w10_kind_reads: 600,
+    w10_relational: 40,
+    w11_kind_reads: 600,
 }
 
 
@@ -99,6 +102,7 @@ TARGETS = [
     ),
     Target("sa_dynamo AsyncSession select", "aiobotocore ExecuteStatement + TypeDeserializer", 1.2),
     Target("sa_dynamo AsyncSession select", "sa_dynamo ORM select, one after another", 0.33),
+    Target("sa_dynamo Core", "boto3 by hand", 1.0),
 ]
 
 

@@ -23,6 +23,7 @@ from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 from urllib3 import HTTPHeaderDict
 
+from sa_dynamo.dbapi.transport import signed
 from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 
 from . import common
@@ -30,6 +31,10 @@ from .common import BOTOCORE, Env, Result, least_cpu
 from .models import orm_model
 
 NAME = "W0 client CPU per point read (canned answers)"
+# The driver's layers from the bottom up: each row of one adds its CPU to the row of the one below.
+LAYERS = ("transport.send", "DBAPI cursor.execute", "Core select().one()", "session.get")
+# The HTTP transport's row signed by botocore's SigV4Auth although the crt extra is installed.
+SIGV4AUTH = " (SigV4Auth signer)"
 # Never reached: every request is answered before it would be sent.
 ENDPOINT = "http://canned.invalid:9"
 _ITEM = {
@@ -114,7 +119,34 @@ def contenders(reads: int) -> Iterator[dict[str, Callable[[], None]]]:
             raw.execute_statement(Statement=statement, Parameters=[{"S": pk}, {"S": sk}]) for pk, sk in keys
         ],
     }
-    opened = []
+    opened: list[Any] = []
+
+    def layers(connection: Any, session: Session) -> dict[str, Callable[[], None]]:
+        """From the transport alone up to the ORM: what each layer adds to a read."""
+        dbapi_connection = connection.connection.dbapi_connection
+        cursor, transport = dbapi_connection.cursor(), dbapi_connection.transport
+
+        def send() -> None:
+            for pk, sk in keys:
+                body = {"Statement": statement, "Parameters": [{"S": pk}, {"S": sk}]}
+                transport.send("ExecuteStatement", {**body, "ReturnConsumedCapacity": "TOTAL"}, True)
+
+        def cursor_execute() -> None:
+            for pk, sk in keys:
+                cursor.execute(statement, [pk, sk])
+                cursor.fetchall()
+
+        def core_one() -> None:
+            for pk, sk in keys:
+                connection.execute(select(model.__table__).where(columns.pk == pk, columns.sk == sk)).one()
+
+        def session_get() -> None:
+            for key in keys:
+                session.get(model, key)
+                session.expunge_all()  # a real read each time, not the identity map
+
+        return dict(zip(LAYERS, (send, cursor_execute, core_one, session_get), strict=True))
+
     for suffix, engine in engines.items():
         connection, session = engine.connect(), Session(engine)
         opened += [connection, session]
@@ -123,18 +155,13 @@ def contenders(reads: int) -> Iterator[dict[str, Callable[[], None]]]:
             transport.client.meta.events.register("before-send.dynamodb", canned)
         else:
             transport.route.pool = CannedPool()
-
-        def core_one(connection: Any = connection) -> None:
-            for pk, sk in keys:
-                connection.execute(select(model.__table__).where(columns.pk == pk, columns.sk == sk)).one()
-
-        def session_get(session: Session = session) -> None:
-            for key in keys:
-                session.get(model, key)
-                session.expunge_all()  # a real read each time, not the identity map
-
-        works[f"sa_dynamo Core select().one(){suffix}"] = core_one
-        works[f"sa_dynamo session.get{suffix}"] = session_get
+        works.update(
+            {f"sa_dynamo {name}{suffix}": work for name, work in layers(connection, session).items()}
+        )
+    if signed.crt is not None:  # the crt extra signs the HTTP transport's requests: what it saves
+        works[f"sa_dynamo transport.send{SIGV4AUTH}"] = _signed_by_sigv4auth(
+            works["sa_dynamo transport.send"]
+        )
     try:
         yield works
     finally:
@@ -144,9 +171,32 @@ def contenders(reads: int) -> Iterator[dict[str, Callable[[], None]]]:
             engine.dispose()
 
 
+def _signed_by_sigv4auth(work: Callable[[], None]) -> Callable[[], None]:
+    """``work`` with the HTTP transport signing by botocore's SigV4Auth, as without the crt extra."""
+
+    def signed_by_botocore() -> None:
+        kept, signed.crt = signed.crt, None
+        try:
+            work()
+        finally:
+            signed.crt = kept
+
+    return signed_by_botocore
+
+
 def run(env: Env, reads: int = 1000) -> None:
-    """Each contender's least CPU over the repetitions (after one run to warm the caches)."""
+    """Each contender's least CPU over the repetitions (after one run to warm the caches); each
+    layer of the driver's also what it adds to the layer below it on the same transport."""
+    below: dict[str, tuple[str, float]] = {}  # by transport suffix: the last layer measured
     with contenders(reads) as works:
         for contender, work in works.items():
             cpu = least_cpu(work, max(env.repetitions, 3))
-            env.results.append(Result(NAME, contender, cpu, note=f"{cpu / reads * 1e6:.0f} us CPU per read"))
+            note = f"{cpu / reads * 1e6:.0f} us CPU per read"
+            layer = next((each for each in LAYERS if contender.startswith(f"sa_dynamo {each}")), None)
+            if layer is not None:
+                suffix = contender.removeprefix(f"sa_dynamo {layer}")
+                if suffix in below:
+                    under, under_cpu = below[suffix]
+                    note += f", {(cpu - under_cpu) / reads * 1e6:+.0f} us over {under}"
+                below[suffix] = layer, cpu
+            env.results.append(Result(NAME, contender, cpu, note=note))

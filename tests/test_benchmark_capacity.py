@@ -1,16 +1,16 @@
-"""The benchmarks' capacity column and W10, the discriminator-only read against the sort-key
+"""The benchmarks' capacity column and W11, the discriminator-only read against the sort-key
 prefix read of the same rows (tiny size). It asserts the figures DynamoDB Local reports, never
 how long anything took."""
 
 from __future__ import annotations
 
-from benchmarks import run, w10_kind_reads
+from benchmarks import run, w11_kind_reads
 from benchmarks.common import Env
 
 
 def test_w10_shows_the_units_each_read_costs_and_partiql_s_as_not_reported(endpoint_url: str) -> None:
     env = Env(endpoint_url, 1)
-    w10_kind_reads.run(env, run.QUICK[w10_kind_reads])
+    w11_kind_reads.run(env, run.QUICK[w11_kind_reads])
     env.finish()
     rows = {r.contender: r for r in env.results}
     kind, prefix = rows["boto3 Query, discriminator filter"], rows["boto3 Query, sort-key prefix"]

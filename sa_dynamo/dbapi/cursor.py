@@ -74,9 +74,10 @@ def request(operation: str, parameters: Sequence[Any] | None, hidden: bool = Fal
     return body
 
 
-# The driver reads a statement's kind from its text. SQLAlchemy sends the same text again and
-# again (its statement cache), so each text is read once.
+# The driver reads a statement's kind and table from its text. SQLAlchemy sends the same text
+# again and again (its statement cache), so each text is read once.
 _kind = functools.lru_cache(maxsize=1024)(stmt.kind)
+_source = functools.lru_cache(maxsize=1024)(stmt.source)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -325,7 +326,7 @@ class Cursor:
         (logged when complete unless the statement ``sends`` nothing)."""
         self._finish()
         self._reset()
-        found = stmt.source(operation) if operation else None
+        found = _source(operation) if operation else None
         self.consumed = capacity.Consumed(source="/".join(filter(None, found)) if found else "")
         self._unfinished = sends
 
@@ -356,7 +357,7 @@ class Cursor:
 
     def _start_select(self, operation: str, body: dict[str, Any]) -> None:
         if not self.connection.autocommit and len(self.connection.buffer):
-            found = stmt.source(operation)
+            found = _source(operation)
             images = self.connection.buffer.written(found[0]) if found is not None else None
             if images:
                 source = self.connection.tables.read_source(*found)

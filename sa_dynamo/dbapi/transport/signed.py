@@ -1,5 +1,6 @@
 """DynamoDB's JSON API as the driver sends it itself, all but the I/O: each request encoded by
-the driver (wire.py), signed with botocore's ``SigV4Auth`` and the credentials of a botocore
+the driver (wire.py), signed with botocore's ``SigV4Auth`` (or awscrt's signer, the same headers
+for less CPU, where the ``crt`` extra installed it: crt.py) and the credentials of a botocore
 session (frozen for every attempt, so that refreshing credentials keep working), sent to the
 endpoint and region botocore resolves for the same arguments, retried by botocore's rules for
 DynamoDB (retries.py), and answered as botocore's client answers: the same dicts (botocore's
@@ -41,6 +42,11 @@ from . import shared, wire
 from .base import Sending
 from .botocore import client
 from .retries import Retries
+
+try:
+    from . import crt
+except ImportError:  # the crt extra is not installed: botocore's SigV4Auth signs every request
+    crt = None  # type: ignore[assignment]
 
 log = logging.getLogger("sa_dynamo.dbapi")
 
@@ -139,16 +145,13 @@ class Route:
 
     def headers(self, operation: str, payload: bytes, frozen: Any) -> dict[str, str]:
         """The headers of one attempt, signed (SigV4) with the ``frozen`` credentials."""
-        request = SignedRequest(
-            "POST",
-            self.url,
-            data=payload,
-            headers={
-                "Content-Type": CONTENT_TYPE,
-                "X-Amz-Target": TARGET_PREFIX + operation,
-                "User-Agent": self.user_agent,
-            },
-        )
+        fields = {"Content-Type": CONTENT_TYPE, "X-Amz-Target": TARGET_PREFIX + operation}
+        if crt is not None:
+            signed = crt.sign(self.url, fields, payload, frozen, self.region)
+            signed["User-Agent"] = self.user_agent  # a header SigV4 leaves unsigned
+            return signed
+        fields["User-Agent"] = self.user_agent
+        request = SignedRequest("POST", self.url, data=payload, headers=fields)
         Signer(frozen, self.region).add_auth(request)
         return dict(request.headers.items())
 

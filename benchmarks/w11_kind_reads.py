@@ -1,4 +1,4 @@
-"""W10: one kind's items of a mixed partition (one order in twenty), read two ways: by the
+"""W11: one kind's items of a mixed partition (one order in twenty), read two ways: by the
 discriminator alone (DynamoDB reads the whole partition and its filter discards the other
 kinds, billing them all) and by the kinds' sort-key prefix (DynamoDB reads the orders only).
 boto3's Query asks for the capacity consumed, which DynamoDB Local reports; sa_dynamo's PartiQL
@@ -15,7 +15,7 @@ import sa_dynamo
 
 from .common import Env
 
-NAME = "W10 one kind of a mixed partition"
+NAME = "W11 one kind of a mixed partition"
 EVERY = 20  # one item in EVERY is an order
 
 
