@@ -185,7 +185,7 @@ class ClientSideCompiler:
     def _key_list(self, term: Any, **kw: Any) -> str:
         """``tuple_(pk, sk).in_(keys)``, shown as the IN it is (explain, the compiled text) and
         executed as a batch of single-item SELECTs, one per key (BatchGet)."""
-        text = self._in(term, **kw)
+        text = self.conditions.in_list(term, **kw)
         values = term.right.element if isinstance(term.right, elements.Grouping) else term.right
         self._partition_key_list = self.bind_names.get(values)
         self.record.key_parameters[self._partition_key_list] = ", ".join(
@@ -233,7 +233,7 @@ class ClientSideCompiler:
         keep = predicate_of(rest) if rest else None
         if self.record.count is not None or not plain_attributes(columns) or (rest and keep is None):
             if always:
-                self._refuse(
+                refuse(
                     "COUNT, a JSON path or this filter beside tuple_(...).in_()",
                     "select whole attributes, and count or filter the rows in Python",
                 )

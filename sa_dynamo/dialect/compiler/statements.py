@@ -15,6 +15,7 @@ from sqlalchemy.sql.schema import Table
 from sqlalchemy.sql.selectable import Join
 
 from ...dbapi.limits import MAX_OPERATORS
+from ...exc import refuse
 from ...plan import Plan
 from ...sqlalchemy_private import (
     alternate_names,
@@ -30,8 +31,17 @@ from ..client_side.single_read import NULLS_PLACES, ClientSideCompiler, bounded,
 from ..key_schema import key_schema
 from ..types import JSONElementAs
 from .access_path import access_path
-from .expressions import COUNT_ROWS, refuse
-from .normal_form import is_json_element, key_tuple_in, table_of, terms_of
+from .conditions import PATHS, Conditions
+from .expressions import COUNT_ROWS, Expressions
+from .normal_form import (
+    attribute_first,
+    condition,
+    is_json_element,
+    key_tuple_in,
+    negated,
+    table_of,
+    terms_of,
+)
 from .predicate import predicate_of
 from .record import Record
 from .templates import operator_count
@@ -52,9 +62,11 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
 
     def __init__(self, *args: Any, **kwargs: Any):
         self._key_condition = self._filter = ""
-        self._hash_pinned = self._whole_key = self._ordered = False
+        self._hash_pinned = self._whole_key = False
         self._key_list_columns: list[Any] | None = None  # tuple_(...).in_(): the key, in its order
         self.record = Record()
+        self.expressions = Expressions(self)
+        self.conditions = Conditions(self)
         super().__init__(*args, **kwargs)
         if self.record.template is not None:
             self.record.template = self.record.template.finalized(self.string)
@@ -68,11 +80,70 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
                     f"DynamoDB allows {MAX_OPERATORS}; split the condition over several queries",
                 )
 
+    # -- values and WHERE tests: the parts that render them --------------------------------
+
+    def sqlalchemy_binary(self, binary: Any, **kw: Any) -> str:
+        """SQLAlchemy's own rendering of ``binary`` (operand, operator, operand): a comparison's."""
+        return super().visit_binary(binary, **kw)
+
+    def visit_binary(self, binary, override_operator=None, **kw):
+        if override_operator is None and (oriented := attribute_first(binary)) is not binary:
+            return self.process(oriented, **kw)
+        op = override_operator or binary.operator
+        if op in PATHS:
+            return super().visit_binary(binary, override_operator=override_operator, **kw)
+        return self.conditions.render(binary, op, **kw)
+
+    def visit_unary(self, unary, **kw):
+        if unary.operator is operators.inv:
+            return self.process(negated(unary.element), **kw)
+        if unary.modifier in (operators.asc_op, operators.desc_op):
+            return super().visit_unary(unary, **kw)
+        return self.conditions.render_unary(unary, **kw)
+
+    def visit_clauselist(self, clauselist, **kw):
+        if clauselist.operator in (operators.and_, operators.or_):
+            clauselist = condition(clauselist)
+            if not isinstance(clauselist, elements.ClauseList):
+                return self.process(clauselist, **kw)
+        return super().visit_clauselist(clauselist, **kw)
+
+    def visit_empty_set_op_expr(self, type_, expand_op, **kw):
+        self.conditions.refuse_empty_list(expand_op)
+
+    def _literal_execute_expanding_parameter(self, name, parameter, values, **kw):
+        values = self.conditions.expanded_values(name, parameter, values, self._partition_key_list)
+        return super()._literal_execute_expanding_parameter(name, parameter, values, **kw)
+
+    def visit_function(self, func, **kw):
+        self.conditions.check_function(func)
+        return self.expressions.function(func, **kw)
+
+    def visit_json_getitem_op_binary(self, binary, operator, **kw):
+        return self.expressions.json_item(binary, **kw)
+
+    def visit_json_path_getitem_op_binary(self, binary, operator, **kw):
+        return self.expressions.json_path_item(binary, **kw)
+
+    def render_literal_value(self, value, type_):
+        if isinstance(type_, sqltypes.JSON.JSONPathType):
+            return self.expressions.json_path(value)
+        return super().render_literal_value(value, type_)
+
+    def visit_cast(self, cast, **kw):
+        refuse("CAST", "convert the value in Python before comparing")
+
+    def visit_case(self, clause, **kwargs):
+        refuse("CASE", "compute it in Python")
+
+    def visit_over(self, over, **kwargs):
+        refuse("a window function", "compute it in Python")
+
     # -- SELECT ----------------------------------------------------------------------------
 
     def visit_select(self, select_stmt, asfrom=False, insert_into=False, compound_index=None, **kw):
         if self.stack or asfrom or insert_into or compound_index is not None:
-            self._refuse(
+            refuse(
                 "a subquery, UNION or INSERT ... SELECT",
                 "run the inner query on its own and pass its results as parameters",
             )
@@ -93,7 +164,7 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
 
     def visit_bindparam(self, bindparam, within_columns_clause=False, literal_execute=False, **kw):
         if within_columns_clause and not literal_execute:  # a JSON path step is rendered inline
-            self._refuse("a value in the select list", "select attributes; compute values in Python")
+            refuse("a value in the select list", "select attributes; compute values in Python")
         return super().visit_bindparam(
             bindparam, within_columns_clause=within_columns_clause, literal_execute=literal_execute, **kw
         )
@@ -102,7 +173,7 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
         # PartiQL reads "t"."a" as a path into attribute t; attributes are always bare names.
         table = column.table
         if not column.is_literal and table is not None and not isinstance(table_of(table), Table):
-            self._refuse(
+            refuse(
                 f"a column of {type(table).__name__.lower()} {getattr(table, 'name', '')}",
                 "select columns of the table itself",
             )
@@ -114,11 +185,11 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
         extras = select_extras(select)
         for what, instead in _SELECT_ADVICE.items():
             if extras[what]:
-                self._refuse(what, instead)
+                refuse(what, instead)
         if not froms:
-            self._refuse("a SELECT without a table", "select from a table")
+            refuse("a SELECT without a table", "select from a table")
         if not inner_columns:
-            self._refuse("an empty select list", "select at least one column")
+            refuse("an empty select list", "select at least one column")
         if self._computed(froms, extras, inner_columns):
             return self._select_program(select, compile_state, froms)
         table = self._single_table(froms[0], "SELECT")
@@ -134,7 +205,9 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
         source = self.preparer.format_table(table)
         if index is not None:
             source += "." + self.preparer.quote_identifier(index.name)
-            self._index_keys = frozenset(c.name for c in (*key_schema(table).columns, *keys.columns))
+            self.conditions.index_keys = frozenset(
+                c.name for c in (*key_schema(table).columns, *keys.columns)
+            )
             self.record.global_index = not index.dialect_options["dynamodb"]["local"]
         criteria = where_criteria(select)
         terms = terms_of(criteria)
@@ -148,7 +221,7 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
                 inner_columns = self._client_order(
                     keys, index is None, terms, key_list, orders, inner_columns, reason
                 )
-        self._ordered = bool(order_by)
+        self.conditions.ordered = bool(order_by)
         if order_by.endswith(" DESC") and "*" not in inner_columns:
             # DynamoDB Local fails ORDER BY ... DESC unless the partition key of the table or
             # index read is projected (partiql-reference.md §5, docs/partiql-findings.md), and
@@ -204,7 +277,7 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
             or extras["GROUP BY"]
             or extras["HAVING"]
             or extras["DISTINCT"]
-            or self.aggregated
+            or self.expressions.aggregated
             or (self.record.count is not None and len(inner_columns) > 1)
         )
 
@@ -230,7 +303,7 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
         names = []
         for rendered in inner_columns:
             if not (rendered.startswith('"') and rendered.endswith('"')):
-                self._refuse(f"{rendered} beside an attribute bag", "select the entity or plain columns")
+                refuse(f"{rendered} beside an attribute bag", "select the entity or plain columns")
             names.append(rendered[1:-1].replace('""', '"'))
         self.record.star_columns = (tuple(names), bags[0])
         return ["*"]
@@ -253,15 +326,15 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
         Limit counts items evaluated, not rows returned, and PartiQL has no OFFSET). The bind
         is compiled (so it varies per execution) but not rendered."""
         if not isinstance(clause, elements.BindParameter):
-            self._refuse(f"{what} with an expression", f"pass an integer to {method}")
+            refuse(f"{what} with an expression", f"pass an integer to {method}")
         self.process(clause)
         return self.bind_names[clause]
 
     def visit_join(self, join, asfrom=False, **kwargs):
-        self._refuse("JOIN", "query each table on its own key; model one-to-many inside an item collection")
+        refuse("JOIN", "query each table on its own key; model one-to-many inside an item collection")
 
     def visit_compound_select(self, cs, asfrom=False, compound_index=None, **kwargs):
-        self._refuse("UNION/INTERSECT/EXCEPT", "run the queries separately and combine the rows in Python")
+        refuse("UNION/INTERSECT/EXCEPT", "run the queries separately and combine the rows in Python")
 
     def visit_cte(self, cte, **kwargs):
-        self._refuse("a common table expression (WITH)", "run the inner query separately")
+        refuse("a common table expression (WITH)", "run the inner query separately")

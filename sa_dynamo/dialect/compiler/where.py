@@ -11,31 +11,33 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy.sql import elements, operators
+from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.schema import Table
 from sqlalchemy.sql.selectable import Join
 
 from ...dbapi.limits import MAX_PARTITION_KEYS
+from ...exc import refuse
 from ..key_schema import KeySchema
 from ..operators import HASH_KEY, NULL_NEVER_TRUE, RANGE_KEY
-from .conditions import ConditionCompiler, compared_parameters
+from .conditions import compared_parameters
 from .normal_form import is_on, is_partition_or, key_tuple_in, table_of, terms_of
 from .predicate import predicate_of
 
 
-class WhereCompiler(ConditionCompiler):
+class WhereCompiler(SQLCompiler):
     """A statement's table and WHERE; records the key condition, filter and plan inputs."""
 
     def _single_table(self, from_: Any, statement: str) -> Table:
         from_ = table_of(from_)
         if isinstance(from_, Table):
             if from_.schema is not None:
-                self._refuse(
+                refuse(
                     f"a schema-qualified table ({from_.schema}.{from_.name})",
                     "DynamoDB has no schemas; drop schema= from the Table",
                 )
             return from_
         what = "JOIN" if isinstance(from_, Join) else f"{statement} from a subquery or {type(from_).__name__}"
-        self._refuse(
+        refuse(
             what,
             "name one table; a SELECT joins tables by key, a write does not, and subqueries are not "
             "available (run one as its own statement and pass its rows as parameters)",
@@ -44,7 +46,7 @@ class WhereCompiler(ConditionCompiler):
     def _where_terms(self, criteria: Any) -> list[Any]:
         """The WHERE's terms with constant TRUE dropped; a constant FALSE means no row can match.
         Reading an index, its key attributes are in every item read: IS [NOT] NULL of them folds."""
-        terms = terms_of(criteria, self._index_keys)
+        terms = terms_of(criteria, self.conditions.index_keys)
         if any(isinstance(t, elements.False_) for t in terms):
             self.record.always_empty = True
         return [t for t in terms if not isinstance(t, (elements.True_, elements.False_))]
@@ -159,7 +161,7 @@ class WhereCompiler(ConditionCompiler):
         values = []
         for part in term.clauses:
             values.append(self.process(part.right, **kw))
-            self._record_values(part)
+            self.conditions.record_values(part)
         return f"{self.process(term.clauses[0].left, **kw)} IN [{', '.join(values)}]"
 
     def _filter_term(self, term: Any, grouped: bool, table_hash: Any, **kw: Any) -> str:
@@ -168,7 +170,7 @@ class WhereCompiler(ConditionCompiler):
             # Reading a global index, DynamoDB Local returns each matching item several times
             # for an IN on the table's partition key in the AND chain; below a NOT NOT it
             # returns each once (docs/partiql-findings.md).
-            self._unordered(
+            self.conditions.unordered(
                 f"IN on the table's partition key {table_hash.name!r} while reading a global index"
             )
             text = f"NOT (NOT ({text}))"

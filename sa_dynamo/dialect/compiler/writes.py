@@ -9,6 +9,7 @@ from sqlalchemy.sql import operators
 from sqlalchemy.sql.schema import Table
 
 from ...constructs import Upsert
+from ...exc import refuse
 from ...plan import Plan
 from ...sqlalchemy_private import (
     crud_params,
@@ -33,15 +34,15 @@ class WriteCompiler(WhereCompiler):
         compile_state = dml_compile_state(stmt, self, **kw)
         stmt = compile_state.statement
         if self.stack:
-            self._refuse("a nested INSERT/UPDATE/DELETE", "run it as its own statement")
+            refuse("a nested INSERT/UPDATE/DELETE", "run it as its own statement")
         setattr(self, flag, True)
         self.dml_compile_state = self.dml_compile_state or compile_state
         self.compile_state = self.compile_state or compile_state
         extras, other_tables = dml_extras(stmt, compile_state)
         if extras:
-            self._refuse("RETURNING, prefixes or hints on a write", "remove them")
+            refuse("RETURNING, prefixes or hints on a write", "remove them")
         if other_tables:
-            self._refuse("a multi-table UPDATE/DELETE", "update or delete each item by its key")
+            refuse("a multi-table UPDATE/DELETE", "update or delete each item by its key")
         table = self._single_table(stmt.table, flag[2:].upper())
         if table.primary_key.columns:  # pandas' to_sql, for one, inserts through a keyless Table
             self.record.key_names = (table.name, tuple(c.name for c in key_schema(table).columns))
@@ -56,12 +57,12 @@ class WriteCompiler(WhereCompiler):
         columns written and their parameters' names are kept in ``_written``."""
         params = crud_params(self, stmt, compile_state, **kw)
         if params.all_multi_params:
-            self._refuse("a multi-row VALUES clause", "pass a list of dicts to execute() (executemany)")
+            refuse("a multi-row VALUES clause", "pass a list of dicts to execute() (executemany)")
         entries, bag, self._written = [], None, []
         for column, _expr, value, names in params.single_params:
             name = next(iter(names)) if len(names) == 1 else None
             if name is None or value != placeholder(self, name):
-                self._refuse(
+                refuse(
                     f"an SQL expression as the value of {column.name}",
                     "pass a plain Python value (arithmetic updates are not translated yet)",
                 )
@@ -70,13 +71,13 @@ class WriteCompiler(WhereCompiler):
             entries.append(Entry(quote(column.name), value))
             self._written.append((column, name))
         if not entries:
-            self._refuse("a write without values", "give at least one column a value")
+            refuse("a write without values", "give at least one column a value")
         return tuple(entries), bag
 
     def visit_insert(self, insert_stmt, visiting_cte=None, **kw):
         stmt, compile_state, table = self._dml_setup(insert_stmt, "isinsert", **kw)
         if stmt.select is not None:
-            self._refuse("INSERT ... SELECT", "select the rows first and insert them with executemany")
+            refuse("INSERT ... SELECT", "select the rows first and insert them with executemany")
         entries, bag = self._entries(stmt, compile_state, self.preparer.attribute_literal, **kw)
         overwrite = isinstance(stmt, Upsert)
         head = ("PUT" if overwrite else "INSERT") + " INTO " + self.preparer.format_table(table) + " VALUE"
@@ -89,7 +90,7 @@ class WriteCompiler(WhereCompiler):
         keys = {c.name for c in key_schema(table).columns}
         for entry in entries:
             if entry.attribute.strip('"') in keys:
-                self._refuse(
+                refuse(
                     f"an UPDATE of the key attribute {entry.attribute}",
                     "DynamoDB keys are immutable; delete the item and insert it under the new key",
                 )
