@@ -27,7 +27,7 @@ from ...sqlalchemy_private import (
 )
 from ..attribute_bag import is_bag
 from ..client_side.select_program import select_program
-from ..client_side.single_read import NULLS_PLACES, ClientSideCompiler, bounded, order_columns, served
+from ..client_side.single_read import NULLS_PLACES, ClientSideReads, bounded, order_columns, served
 from ..key_schema import key_schema
 from ..types import JSONElementAs
 from .access_path import access_path
@@ -45,6 +45,7 @@ from .normal_form import (
 from .predicate import predicate_of
 from .record import Record
 from .templates import operator_count
+from .where import Where
 from .writes import WriteCompiler
 
 # What to do instead of a SELECT clause PartiQL lacks.
@@ -55,18 +56,15 @@ _SELECT_ADVICE = {
 }
 
 
-class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
+class DynamoDBCompiler(WriteCompiler):
     """Compiles Core/ORM statements to PartiQL; records what execution needs (row limit, DML template)."""
 
-    _partition_key_list: str | None = None  # the expanding parameter of an IN on the partition key
-
     def __init__(self, *args: Any, **kwargs: Any):
-        self._key_condition = self._filter = ""
-        self._hash_pinned = self._whole_key = False
-        self._key_list_columns: list[Any] | None = None  # tuple_(...).in_(): the key, in its order
         self.record = Record()
         self.expressions = Expressions(self)
         self.conditions = Conditions(self)
+        self.where = Where(self, self.conditions)
+        self.client_side = ClientSideReads(self, self.where)
         super().__init__(*args, **kwargs)
         if self.record.template is not None:
             self.record.template = self.record.template.finalized(self.string)
@@ -112,7 +110,7 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
         self.conditions.refuse_empty_list(expand_op)
 
     def _literal_execute_expanding_parameter(self, name, parameter, values, **kw):
-        values = self.conditions.expanded_values(name, parameter, values, self._partition_key_list)
+        values = self.conditions.expanded_values(name, parameter, values, self.where.partition_key_list)
         return super()._literal_execute_expanding_parameter(name, parameter, values, **kw)
 
     def visit_function(self, func, **kw):
@@ -192,7 +190,7 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
             refuse("an empty select list", "select at least one column")
         if self._computed(froms, extras, inner_columns):
             return self._select_program(select, compile_state, froms)
-        table = self._single_table(froms[0], "SELECT")
+        table = self.where.single_table(froms[0], "SELECT")
         if self.record.count is not None:
             inner_columns = [
                 c.replace(COUNT_ROWS, self.preparer.quote(key_schema(table).hash_key.name))
@@ -218,7 +216,7 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
             if served(keys, terms, orders, key_list):
                 order_by = self._order_by(order_by_clauses(select))
             else:
-                inner_columns = self._client_order(
+                inner_columns = self.client_side.client_order(
                     keys, index is None, terms, key_list, orders, inner_columns, reason
                 )
         self.conditions.ordered = bool(order_by)
@@ -234,32 +232,32 @@ class DynamoDBCompiler(ClientSideCompiler, WriteCompiler):
         text += ", ".join(inner_columns) + " FROM " + source
         table_hash = key_schema(table).hash_key if self.record.global_index else None
         if criteria:
-            where = self._where(keys, criteria, table_hash=table_hash, **kwargs)
+            where = self.where.render(keys, criteria, table_hash=table_hash, **kwargs)
             if where:
                 text += " WHERE " + where
         else:
             self.record.predicate = predicate_of([])  # every item
-        if self._key_list_columns:
+        if self.where.key_list_columns:
             operation = "BatchGetItem"
-        elif not self._hash_pinned:
+        elif not self.where.hash_pinned:
             operation = "Scan"
             reason = f"the WHERE has no equality (= or IN) on its partition key {keys.hash_key.name!r}" + (
                 f"; {reason}" if reason else ""
             )
         else:
-            operation = "GetItem" if self._whole_key and index is None else "Query"
+            operation = "GetItem" if self.where.whole_key and index is None else "Query"
         self.record.plan = Plan(
             operation,
             table.name,
             index.name if index is not None else None,
-            self._key_condition,
-            self._filter,
+            self.where.key_condition,
+            self.where.filter,
             reason=reason if operation == "Scan" else "",
         )
         if index is None and (
-            self._key_list_columns or (keys.range_key is None and self._partition_key_list)
+            self.where.key_list_columns or (keys.range_key is None and self.where.partition_key_list)
         ):
-            self.record.batch_get = self._batch_get(table.name, source, keys, inner_columns)
+            self.record.batch_get = self.client_side.batch_get(table.name, source, keys, inner_columns)
         text += order_by
         if limit_clause(select) is not None:
             self.record.limit_bind = self._row_count(limit_clause(select), "LIMIT", ".limit()")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy.sql import operators
+from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.schema import Table
 
 from ...constructs import Upsert
@@ -24,10 +25,9 @@ from ..client_side.keyed_writes import keyed_writes
 from ..key_schema import key_schema
 from .normal_form import is_on
 from .templates import DMLTemplate, Entry
-from .where import WhereCompiler
 
 
-class WriteCompiler(WhereCompiler):
+class WriteCompiler(SQLCompiler):
     """The write statements of the DynamoDB compiler."""
 
     def _dml_setup(self, stmt: Any, flag: str, **kw: Any) -> tuple[Any, Any, Table]:
@@ -43,7 +43,7 @@ class WriteCompiler(WhereCompiler):
             refuse("RETURNING, prefixes or hints on a write", "remove them")
         if other_tables:
             refuse("a multi-table UPDATE/DELETE", "update or delete each item by its key")
-        table = self._single_table(stmt.table, flag[2:].upper())
+        table = self.where.single_table(stmt.table, flag[2:].upper())
         if table.primary_key.columns:  # pandas' to_sql, for one, inserts through a keyless Table
             self.record.key_names = (table.name, tuple(c.name for c in key_schema(table).columns))
         self.stack.append({"correlate_froms": {table}, "asfrom_froms": {table}, "selectable": stmt})
@@ -96,8 +96,8 @@ class WriteCompiler(WhereCompiler):
                 )
         if not self._names_one_item(table, stmt):
             return self._by_read(stmt, table, "UPDATE")
-        where = self._where(key_schema(table), where_criteria(stmt), full_key="UPDATE", **kw)
-        self.record.plan = Plan("UpdateItem", table.name, None, self._key_condition, self._filter)
+        where = self.where.render(key_schema(table), where_criteria(stmt), full_key="UPDATE", **kw)
+        self.record.plan = Plan("UpdateItem", table.name, None, self.where.key_condition, self.where.filter)
         head = "UPDATE " + self.preparer.format_table(table)
         return self._render_with_binds(
             self._template(update_stmt, "UPDATE", head, entries, _where_clause(where), bag)
@@ -107,8 +107,8 @@ class WriteCompiler(WhereCompiler):
         stmt, _compile_state, table = self._dml_setup(delete_stmt, "isdelete", **kw)
         if not self._names_one_item(table, stmt):
             return self._by_read(stmt, table, "DELETE")
-        where = self._where(key_schema(table), where_criteria(stmt), full_key="DELETE", **kw)
-        self.record.plan = Plan("DeleteItem", table.name, None, self._key_condition, self._filter)
+        where = self.where.render(key_schema(table), where_criteria(stmt), full_key="DELETE", **kw)
+        self.record.plan = Plan("DeleteItem", table.name, None, self.where.key_condition, self.where.filter)
         self.stack.pop(-1)
         # A DELETE of a missing item succeeds silently; the old item tells whether one was deleted.
         self.record.count_only = True
@@ -117,7 +117,7 @@ class WriteCompiler(WhereCompiler):
     def _names_one_item(self, table: Table, stmt: Any) -> bool:
         """Whether the WHERE has an equality on each key attribute (or matches no item at all):
         then it is one write; any other WHERE is an UPDATE/DELETE by a read (keyed_writes.py)."""
-        terms = self._where_terms(where_criteria(stmt))
+        terms = self.where.folded_terms(where_criteria(stmt))
         keys = key_schema(table)
         return self.record.always_empty or (
             any(is_on(t, keys.hash_key, {operators.eq}) for t in terms)
