@@ -290,11 +290,11 @@ class Conditions:
             )
         return values
 
-    def render_between(self, binary: Any, dynamodb_key_condition: bool = False, **kw: Any) -> str:
+    def render_between(self, binary: Any, as_key_condition: bool = False, **kw: Any) -> str:
         left = self.compiler.process(binary.left, **kw)
         low, high = (self.compiler.process(bound, **kw) for bound in binary.right.clauses)
         self.record_values(binary)
-        if dynamodb_key_condition:
+        if as_key_condition:
             # As a key condition DynamoDB rejects low > high; the execution answers no rows instead.
             bind_names = self.compiler.bind_names
             self.compiler.record.key_between = tuple(bind_names[b] for b in binary.right.clauses)

@@ -135,7 +135,7 @@ class Where:
             )
             self.partition_key_list = self.compiler.bind_names.get(values)
         if range_term is not None:
-            key_parts.append(self.compiler.process(range_term, dynamodb_key_condition=True, **kw))
+            key_parts.append(self.compiler.process(range_term, as_key_condition=True, **kw))
         self.key_condition = " AND ".join(key_parts)
         self.hash_pinned = hash_term is not None
         self.whole_key = (
