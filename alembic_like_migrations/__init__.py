@@ -24,7 +24,8 @@ def setup(plugin: Plugin) -> None:
 
 
 from . import render as render  # noqa: E402 - registers how the operations appear in scripts
-from .backfill import Backfill, Progress  # noqa: E402 - after setup(), see above
+from .backfill import Backfill  # noqa: E402 - after setup(), see above
+from .checkpoints import Progress  # noqa: E402
 from .errors import BackfillConflict, KeySchemaChangeError  # noqa: E402 - after setup(), see above
 from .impl import DynamoDBImpl  # noqa: E402 - after setup(), see above
 from .ops import BackfillOp, RemoveTTLOp, RenameDiscriminatorOp, SetTTLOp  # noqa: E402 - after setup(), see above

@@ -21,7 +21,7 @@ from sa_dynamo.dialect.key_schema import key_schema
 from sa_dynamo.dialect.types import attribute_type
 
 from . import live
-from .backfill import checkpoint_table
+from .checkpoints import checkpoint_table
 from .errors import KeySchemaChangeError, key_change_advice
 from .ops import (
     CreateGlobalIndexOp,

@@ -18,21 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from alembic.util import CommandError
-from sqlalchemy import (
-    Boolean,
-    Column,
-    Connection,
-    Engine,
-    Integer,
-    MetaData,
-    String,
-    Table,
-    bindparam,
-    delete,
-    insert,
-    select,
-    update,
-)
+from sqlalchemy import Column, Connection, Engine, bindparam, insert, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.sql import Executable
@@ -42,6 +28,7 @@ from sa_dynamo.dbapi.values import deserialize, serialize
 from sa_dynamo.orm.key_templates import KeyTemplate
 
 from . import live
+from .checkpoints import Checkpoints, Item, Progress
 from .errors import BackfillConflict, KeySchemaChangeError, key_change_advice
 from .report import ProgressBar, log
 
@@ -50,21 +37,7 @@ MAX_BATCH_SIZE = MAX_TRANSACTION_ACTIONS - 1
 DEFAULT_BATCH_SIZE = 50
 _ATTEMPTS = 3
 
-Item = dict[str, Any]
 Transform = Callable[[Item], Mapping[str, Any] | None]
-
-
-@dataclass(frozen=True)
-class Progress:
-    """Where a backfill stands; one row of the checkpoint table."""
-
-    name: str
-    batches: int = 0
-    scanned: int = 0
-    written: int = 0
-    # The key the next Scan starts after; None before the first batch and after the last.
-    position: Item | None = None
-    done: bool = False
 
 
 @dataclass
@@ -149,65 +122,6 @@ class Backfill:
             "as one ExecuteTransaction"
         )
         return "-- backfill: " + "; ".join(parts)
-
-
-def checkpoint_table(version_table: str) -> str:
-    """The checkpoint table that goes with a version table."""
-    return f"{version_table}_backfill"
-
-
-class Checkpoints:
-    """Where each running backfill got to, in a DynamoDB table next to the version table."""
-
-    def __init__(self, table_name: str):
-        self.table = Table(
-            table_name,
-            MetaData(),
-            Column("id", String, primary_key=True),
-            Column("batches", Integer),
-            Column("scanned", Integer),
-            Column("written", Integer),
-            Column("position"),
-            Column("done", Boolean),
-        )
-
-    def ensure(self, connection: Connection) -> None:
-        self.table.create(connection, checkfirst=True)
-
-    def load(self, connection: Connection, name: str) -> Progress | None:
-        query = select(self.table).where(self.table.c.id == name)
-        row = connection.execute(query.execution_options(dynamodb_consistent_read=True)).mappings().first()
-        if row is None:
-            return None
-        state = {key: value for key, value in row.items() if key != "id"}
-        return Progress(name, **state)
-
-    def save(self, connection: Connection, before: Progress, after: Progress) -> None:
-        """Buffer the move from ``before`` to ``after``: a StaleDataError, now or at commit, if
-        another process moved the checkpoint meanwhile."""
-        values = {
-            "batches": after.batches,
-            "scanned": after.scanned,
-            "written": after.written,
-            "position": after.position,
-            "done": after.done,
-        }
-        table = self.table
-        if before.batches == 0:
-            connection.execute(insert(table).values(id=after.name, **values))
-        else:
-            moved = connection.execute(
-                update(table)
-                .where(table.c.id == after.name, table.c.batches == before.batches)
-                .values(values)
-            )
-            if moved.rowcount == 0:
-                raise StaleDataError(
-                    f"the checkpoint of backfill {after.name!r} moved past batch {before.batches}"
-                )
-
-    def forget(self, connection: Connection, name: str) -> None:
-        connection.execute(delete(self.table).where(self.table.c.id == name))
 
 
 class _Writer(ABC):

@@ -29,8 +29,9 @@ from sa_dynamo.dialect.ddl import render_call
 from sa_dynamo.dialect.types import attribute_type
 
 from . import autogenerate, live, offline, report, version
-from .backfill import Backfill, Checkpoints, checkpoint_table
+from .backfill import Backfill
 from .backfill import run as run_backfill
+from .checkpoints import Checkpoints, checkpoint_table
 from .errors import KeySchemaChangeError, key_change_advice
 from .report import log
 

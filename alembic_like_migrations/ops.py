@@ -15,7 +15,8 @@ from alembic.operations import MigrateOperation, Operations, ops
 from alembic.util import CommandError
 from sqlalchemy import Index, MetaData, Table
 
-from .backfill import DEFAULT_BATCH_SIZE, Backfill, Progress, Transform
+from .backfill import DEFAULT_BATCH_SIZE, Backfill, Transform
+from .checkpoints import Progress
 
 if TYPE_CHECKING:
     from alembic.ddl.impl import DefaultImpl

@@ -1,5 +1,6 @@
-"""AUTOCOMMIT batches: ``executemany`` as BatchExecuteStatement and PUT as BatchWriteItem, 25
-statements or items per call, with retries and a report of what became of every row.
+"""AUTOCOMMIT writes: one statement sent at once, ``executemany`` as BatchExecuteStatement and
+PUT as BatchWriteItem, 25 statements or items per call, with retries and a report of what
+became of every row.
 
 A batch is not atomic: each statement succeeds or fails on its own. Every row has passed
 validate.py before the first call, so what fails is what only DynamoDB can judge (a duplicate
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from . import capacity
 from . import statement as stmt
 from .errors import (
+    CONDITION_FAILED,
     DUPLICATE_CODES,
     MISSING_TABLE_CODES,
     Error,
@@ -46,6 +48,27 @@ _RETRYABLE_BATCH_CODES = frozenset(
 )
 _BATCH_ATTEMPTS = 8
 NOT_OURS = "(the request was resent after its answer was lost, and the stored item differs from this row)"
+
+
+def write_now(
+    transport: Transport, kind: str, body: dict[str, Any], write: Write | None
+) -> dict[str, Any] | int:
+    """One write of an AUTOCOMMIT connection (``write``: what Tables.checked found it writes),
+    sent at once: DynamoDB's answer, or
+    the rowcount an error decides: 0 when an UPDATE's or DELETE's condition failed (SQL: the
+    WHERE matched no row), 1 when an attempt whose answer was lost wrote what this INSERT writes."""
+    try:
+        return transport.send("ExecuteStatement", capacity.asking(body))
+    except Error as error:
+        if error.code == CONDITION_FAILED and kind in ("UPDATE", "DELETE"):
+            return 0
+        if error.code in DUPLICATE_CODES and write is not None and resent(error.response):
+            # An attempt whose answer was lost may have written the item: it is ours if it
+            # holds exactly what this INSERT writes (as for a batch, stored_as_sent).
+            if stored_as_sent(transport, [write]) == [True]:
+                return 1
+            error.args = (f"{error.args[0]} {NOT_OURS}",)
+        raise
 
 
 def total_rowcount(counts: list[int]) -> int:

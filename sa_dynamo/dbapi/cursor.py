@@ -1,7 +1,8 @@
 """PEP 249 Cursor over ExecuteStatement / BatchExecuteStatement.
 
-The cursor dispatches a statement by its kind and hands out rows; reading pages is paging.py's
-job, AUTOCOMMIT batches batch.py's, and writes inside a transaction are the connection's buffer.
+The cursor dispatches a statement by its kind and hands out rows; building the request is
+request.py's job, reading pages paging.py's, AUTOCOMMIT writes batch.py's, and writes inside a
+transaction are the connection's buffer.
 """
 
 from __future__ import annotations
@@ -12,23 +13,17 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
-from . import batch, capacity, overlay, writes
+from . import batch, capacity, overlay
 from . import statement as stmt
 from .client_reads import ClientRead
 from .errors import (
-    CONDITION_FAILED,
-    DUPLICATE_CODES,
-    DataError,
-    Error,
     InterfaceError,
     NotSupportedError,
     ProgrammingError,
     in_row,
-    shown,
 )
 from .paging import Discriminator, Pages, projection
-from .validate import check_statement_size
-from .values import serialize
+from .request import kind_of, request, source_of
 
 if TYPE_CHECKING:
     from .buffer import Buffer
@@ -51,33 +46,6 @@ class Owner(Protocol):
     def write_alone(
         self, kind: str, statements: list[tuple[str, dict[str, Any]]], tests: Any, matched: bool
     ) -> list[int]: ...
-
-
-def request(operation: str, parameters: Sequence[Any] | None, hidden: bool = False) -> dict[str, Any]:
-    """The ExecuteStatement-shaped request for one statement (Parameters omitted when empty); a
-    value DynamoDB cannot store is a DataError that names its parameter."""
-    check_statement_size(operation)
-    body: dict[str, Any] = {"Statement": operation}
-    if parameters:
-        body["Parameters"] = serialized = []
-        for position, value in enumerate(parameters, 1):
-            try:
-                serialized.append(serialize(value))
-            except DataError as error:
-                names = writes.value_names(operation)
-                what = (
-                    f"attribute {names[position - 1]!r}"
-                    if position <= len(names)
-                    else f"parameter {position}"
-                )
-                raise DataError(f"{what} ({shown(value, hidden)}): {error}") from None
-    return body
-
-
-# The driver reads a statement's kind and table from its text. SQLAlchemy sends the same text
-# again and again (its statement cache), so each text is read once.
-_kind = functools.lru_cache(maxsize=1024)(stmt.kind)
-_source = functools.lru_cache(maxsize=1024)(stmt.source)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -180,7 +148,7 @@ class Cursor:
 
     def _execute(self, operation: str, parameters: Sequence[Any] | None) -> None:
         body = request(operation, parameters, self.connection.hide_parameters)
-        kind = _kind(operation)
+        kind = kind_of(operation)
         if kind == "SELECT":
             self._start_select(operation, body)
         elif kind in ("INSERT", "UPDATE", "DELETE"):
@@ -202,7 +170,7 @@ class Cursor:
         such as ``sa_dynamo.explain``). ``SELECT *`` describes no columns."""
         self._check_open()
         self._start(operation, sends=False)
-        if _kind(operation) == "SELECT":
+        if kind_of(operation) == "SELECT":
             names = projection(operation)
             hidden = self.client_read.hidden if self.client_read is not None else self.hidden_columns
             if names is not None and hidden:
@@ -230,7 +198,7 @@ class Cursor:
         says so: ``x IS NULL`` of a key, a reversed BETWEEN), sending nothing: a SELECT returns
         no rows, or its COUNT's one row, 0; an UPDATE or DELETE counts 0 rows."""
         self.describe(operation)
-        kind = _kind(operation)
+        kind = kind_of(operation)
         if kind == "SELECT" and self.count is not None:
             self._set_result(("count",), [(0,)])
         elif kind in ("UPDATE", "DELETE"):
@@ -238,12 +206,12 @@ class Cursor:
         return self
 
     def executemany(self, operation: str, seq_of_parameters: Sequence[Sequence[Any]]) -> Cursor:
-        return self._execute_rows(_kind(operation), [(operation, params) for params in seq_of_parameters])
+        return self._execute_rows(kind_of(operation), [(operation, params) for params in seq_of_parameters])
 
     def executemany_statements(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> Cursor:
         """``executemany`` where each row has its own statement text, all of one kind (the
         dialect leaves a row's None attributes out of its INSERT)."""
-        kinds = {_kind(operation) for operation, _ in statements}
+        kinds = {kind_of(operation) for operation, _ in statements}
         return self._execute_rows(kinds.pop() if len(kinds) == 1 else "mixed", statements)
 
     def _execute_rows(self, kind: str, statements: Sequence[tuple[str, Sequence[Any]]]) -> Cursor:
@@ -326,7 +294,7 @@ class Cursor:
         (logged when complete unless the statement ``sends`` nothing)."""
         self._finish()
         self._reset()
-        found = _source(operation) if operation else None
+        found = source_of(operation) if operation else None
         self.consumed = capacity.Consumed(source="/".join(filter(None, found)) if found else "")
         self._unfinished = sends
 
@@ -357,7 +325,7 @@ class Cursor:
 
     def _start_select(self, operation: str, body: dict[str, Any]) -> None:
         if not self.connection.autocommit and len(self.connection.buffer):
-            found = _source(operation)
+            found = source_of(operation)
             images = self.connection.buffer.written(found[0]) if found is not None else None
             if images:
                 source = self.connection.tables.read_source(*found)
@@ -449,24 +417,15 @@ class Cursor:
         return batch.total_rowcount(counts)
 
     def _write_now(self, kind: str, operation: str, body: dict[str, Any]) -> None:
-        write = self.connection.tables.checked(stmt.without_returning_old(operation), body)
-        if write is not None and self.connection.tables.unique(write.table):
+        connection = self.connection
+        write = connection.tables.checked(stmt.without_returning_old(operation), body)
+        if write is not None and connection.tables.unique(write.table):
             self.rowcount = self._write_guarded(kind, [(operation, body)])
             return
-        try:
-            response = self.connection.transport.send("ExecuteStatement", capacity.asking(body))
-        except Error as error:
-            if error.code == CONDITION_FAILED and kind in ("UPDATE", "DELETE"):
-                self.rowcount = 0  # SQL: the WHERE matched no row
-                return
-            if error.code in DUPLICATE_CODES and write is not None and batch.resent(error.response):
-                # An attempt whose answer was lost may have written the item: it is ours if it
-                # holds exactly what this INSERT writes (as for a batch, batch.stored_as_sent).
-                if batch.stored_as_sent(self.connection.transport, [write]) == [True]:
-                    self.rowcount = 1
-                    return
-                error.args = (f"{error.args[0]} {batch.NOT_OURS}",)
-            raise
+        response = batch.write_now(connection.transport, kind, body, write)
+        if isinstance(response, int):  # the rowcount an error decided
+            self.rowcount = response
+            return
         items = response.get("Items", [])
         if stmt.has_returning(operation):
             self.rowcount = len(items)

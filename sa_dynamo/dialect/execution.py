@@ -15,7 +15,6 @@ from sqlalchemy.sql.elements import TextClause
 from sqlalchemy.sql.selectable import TextualSelect
 
 from .. import caller
-from ..dbapi.errors import shown
 from ..dbapi.limits import MAX_PARTITION_KEYS
 from ..dbapi.paging import Discriminator
 from ..exc import ScanNotAllowed, ScanWarning, refuse
@@ -25,9 +24,10 @@ from . import capacity_warning
 from .autoincrement import counter_column, next_id, numbered_rows
 from .client_side.cursor_setup import batch_note, client_read, skipped_rows
 from .client_side.single_read import BatchGet
-from .compiler import DMLTemplate, like_prefix, never_true, not_in_as_chain
+from .compiler import DMLTemplate, not_in_as_chain
 from .compiler.predicate import Values, values_of
 from .options import DISCRIMINATOR, EXPLAIN, MATCHED, PAGE, SCAN_FIX
+from .value_checks import check_values
 
 log = logging.getLogger("sa_dynamo")
 
@@ -170,7 +170,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         self._apply_template(template)
         if compiled.record.not_in_chain:
             self.statement = not_in_as_chain(self.statement)
-        self._check_key_values(compiled)
+        self.matches_nothing = check_values(self, compiled)
         batch = self._batch_read(compiled)
         self._configure_cursor(compiled)
         self.cursor.client_read = client_read(self, compiled, batch)
@@ -207,84 +207,6 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         finished = plan.finished(self.statement, self._rendered_at_execution)
         compiled.record.finished_plan = (plan, self.statement, finished)
         return finished
-
-    def _check_key_values(self, compiled: Any) -> None:
-        """Decide on the client what DynamoDB would reject: an empty string compared with a key
-        attribute (refused: no key can be empty), a LIKE wildcard in a startswith()/contains()
-        value (refused: begins_with has none), a sort-key BETWEEN whose bounds are reversed (no
-        rows, as SQL says, without asking DynamoDB)."""
-        values = self.compiled_parameters[0] if self.compiled_parameters else {}
-        for name, escape in compiled.record.like_patterns.items():
-            pattern = values.get(name)
-            if isinstance(pattern, str) and like_prefix(pattern, escape) is None:
-                refuse(
-                    f"LIKE {shown(pattern, self.dialect.hide_parameters)}",
-                    "DynamoDB matches a prefix only; write LIKE 'prefix%' (one % at the end), use "
-                    "contains() for a substring, or filter the rows in Python",
-                )
-        for name, attribute in compiled.record.key_parameters.items():
-            # an IN list has been expanded into one parameter per value by now
-            candidates = [values.get(n) for n in expanded_parameters(self).get(name, [name])]
-            if name in compiled.record.like_patterns:  # LIKE 'prefix%' compares the prefix
-                candidates = [like_prefix(v, compiled.record.like_patterns[name]) for v in candidates]
-            if any(v in ("", b"") for v in candidates):
-                refuse(
-                    f"a comparison of key attribute {attribute!r} with an empty value",
-                    "no key is empty, so leave the condition out or skip the query",
-                )
-        for name, method in compiled.record.like_parameters.items():
-            value = values.get(name)
-            if isinstance(value, str) and ("%" in value or "_" in value):
-                refuse(
-                    f"{method}({shown(value, self.dialect.hide_parameters)}) as SQL means it",
-                    "SQL's LIKE reads % and _ in the value as wildcards, DynamoDB matches them "
-                    f"literally; pass autoescape=True to {method}() to match them literally",
-                )
-        self.matches_nothing = (
-            compiled.record.always_empty or self._compares_with_none(compiled) or self._key_retested(compiled)
-        )
-        if compiled.record.key_between is not None:
-            low, high = (values[name] for name in compiled.record.key_between)
-            self.matches_nothing = self.matches_nothing or low > high
-
-    def _key_retested(self, compiled: Any) -> bool:
-        """Whether a write's further tests of its key attributes fail for the key it pins (then
-        no row matches); refused when they fail for some rows of an executemany only."""
-        if compiled.record.key_retests is None:
-            return False
-        predicate, pinned = compiled.record.key_retests
-        expanded = expanded_parameters(self)
-        failed = []
-        for parameters in self.compiled_parameters:
-            values = values_of(compiled, parameters, expanded)
-            failed.append(not predicate({name: values(bind) for name, bind in pinned.items()}, values))
-        if any(failed) and not all(failed):
-            refuse(
-                "an executemany whose rows' key tests hold for some rows only",
-                "send the rows whose key tests fail apart (they match nothing)",
-            )
-        return all(failed)
-
-    def _compares_with_none(self, compiled: Any) -> bool:
-        """Whether a term of the WHERE compares with None and so is never TRUE, as SQL says of
-        x = NULL, x NOT IN (a, NULL) and x IN (NULL) (PartiQL's tests are TRUE for other values,
-        or for a stored NULL): then no row matches. Where that cannot be the answer, below an OR
-        or for some rows of an executemany, the statement is refused before sending."""
-        expanded = expanded_parameters(self)
-        empty = False
-        for values in self.compiled_parameters:
-            for name, top_level in compiled.record.value_parameters.items():
-                never = never_true(compiled.binds[name], [values.get(n) for n in expanded.get(name, [name])])
-                if never is not None and (not top_level or self.executemany):
-                    where = "in an executemany" if top_level else "below an OR"
-                    refuse(
-                        f"{never} {where}",
-                        "SQL's test is never true (NULL is no value to compare with), PartiQL's is true "
-                        "for some items; leave None out"
-                        + (" of the rows" if top_level else ", or the test out of the condition"),
-                    )
-                empty = empty or never is not None
-        return empty
 
     def _rendered_at_execution(self, name: str) -> str:
         """How a parameter rendered at execution time appears in the plan: an expanded list as

@@ -178,22 +178,14 @@ def plain_attributes(inner_columns: list[str]) -> bool:
     return all(_ATTRIBUTE.fullmatch(c) for c in inner_columns)
 
 
-class ClientSideCompiler:
-    """The compiler's part in reads finished on the client (a mixin of DynamoDBCompiler, which
-    holds the state these read: the WHERE's terms, its key term, the key list's columns)."""
+class ClientSideReads:
+    """The compiler's part in one read the driver finishes: an ORDER BY it sorts, a list of full
+    keys it reads as a batch. Reads what the WHERE part (compiler/where.py) found."""
 
-    def _key_list(self, term: Any, **kw: Any) -> str:
-        """``tuple_(pk, sk).in_(keys)``, shown as the IN it is (explain, the compiled text) and
-        executed as a batch of single-item SELECTs, one per key (BatchGet)."""
-        text = self._in(term, **kw)
-        values = term.right.element if isinstance(term.right, elements.Grouping) else term.right
-        self._partition_key_list = self.bind_names.get(values)
-        self.record.key_parameters[self._partition_key_list] = ", ".join(
-            c.name for c in self._key_list_columns
-        )
-        return text
+    def __init__(self, compiler: Any, where: Any):
+        self.compiler, self.where = compiler, where
 
-    def _client_order(
+    def client_order(
         self,
         keys: KeySchema,
         table_read: bool,
@@ -207,9 +199,9 @@ class ClientSideCompiler:
         ordered attributes it lacks appended, read but not returned."""
         opt_in = client_ordering(keys, table_read, terms, key_list, passed_over)
         order = []
-        star = self.record.star_columns  # SELECT * beside a bag: its rows have these columns
+        star = self.compiler.record.star_columns  # SELECT * beside a bag: its rows have these columns
         for column, descending, nulls_first in orders:
-            name = self.preparer.quote(column.name)
+            name = self.compiler.preparer.quote(column.name)
             position = projected_index(columns, name)
             if columns == ["*"]:  # every attribute is read already: nothing may follow the *
                 if star is None or column.name not in star[0]:
@@ -220,33 +212,34 @@ class ClientSideCompiler:
                 position = star[0].index(column.name)
             elif position is None:
                 columns, position = [*columns, name], len(columns)
-                self.record.hidden_columns += 1
+                self.compiler.record.hidden_columns += 1
             order.append((position, descending, nulls_first))
-        self.record.client_order = ClientOrder(tuple(order), opt_in)
+        self.compiler.record.client_order = ClientOrder(tuple(order), opt_in)
         return columns
 
-    def _batch_get(self, table: str, source: str, keys: KeySchema, columns: list[str]) -> BatchGet | None:
+    def batch_get(self, table: str, source: str, keys: KeySchema, columns: list[str]) -> BatchGet | None:
         """The batch of single-item SELECTs that reads a key list: a batch SELECT takes no filter,
         so the rest of the WHERE is tested on the client, on attributes projected for it."""
-        always = bool(self._key_list_columns)
-        rest = [t for t in self._terms if t is not self._key_term]
+        where, quote = self.where, self.compiler.preparer.quote
+        always = bool(where.key_list_columns)
+        rest = [t for t in where.terms if t is not where.key_term]
         keep = predicate_of(rest) if rest else None
-        if self.record.count is not None or not plain_attributes(columns) or (rest and keep is None):
+        if self.compiler.record.count is not None or not plain_attributes(columns) or (rest and keep is None):
             if always:
-                self._refuse(
+                refuse(
                     "COUNT, a JSON path or this filter beside tuple_(...).in_()",
                     "select whole attributes, and count or filter the rows in Python",
                 )
             return None  # a Query of at most 50 keys, as before
         filtered = [
             name
-            for name in map(self.preparer.quote, sorted(attribute_names(rest)))
+            for name in map(quote, sorted(attribute_names(rest)))
             if projected_index(columns, name) is None
         ]
-        key_columns = self._key_list_columns or [keys.hash_key]
-        key_condition = " AND ".join(f"{self.preparer.quote(c.name)} = ?" for c in key_columns)
+        key_columns = where.key_list_columns or [keys.hash_key]
+        key_condition = " AND ".join(f"{quote(c.name)} = ?" for c in key_columns)
         statement = f"SELECT {', '.join([*columns, *filtered])} FROM {source} WHERE {key_condition}"
-        plan = Plan("BatchGetItem", table, None, key_condition, self._filter)
+        plan = Plan("BatchGetItem", table, None, key_condition, where.filter)
         return BatchGet(
-            statement, len(key_columns), self._partition_key_list, always, len(filtered), plan, keep
+            statement, len(key_columns), where.partition_key_list, always, len(filtered), plan, keep
         )

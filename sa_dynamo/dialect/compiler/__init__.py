@@ -1,7 +1,9 @@
-"""The dialect's one compiler, a class per concern: statements.py (the compiler and SELECT),
-writes.py (INSERT/UPDATE/DELETE), where.py (a statement's table and WHERE: key conditions and the
-filter), conditions.py (each WHERE test), like.py (LIKE as begins_with), expressions.py (values,
-paths, functions), normal_form.py (the condition tree
+"""The dialect's one compiler (statements.py), a SQLAlchemy compiler class that holds a part
+per concern and hands each construct to it: expressions.py (values, paths, functions),
+conditions.py (each WHERE test), where.py (a statement's table and WHERE: key conditions and
+the filter), selects.py (SELECT), writes.py (INSERT/UPDATE/DELETE), and client_side's
+single_read.py (what the driver finishes of one read); record.py (what the execution reads).
+Plain functions beside them: like.py (LIKE as begins_with), normal_form.py (the condition tree
 in SQL's three-valued logic), predicate.py (the same tree as a Python test), access_path.py
 (index choice), templates.py (what the execution finishes in the text)."""
 

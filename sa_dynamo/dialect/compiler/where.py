@@ -15,55 +15,68 @@ from sqlalchemy.sql.schema import Table
 from sqlalchemy.sql.selectable import Join
 
 from ...dbapi.limits import MAX_PARTITION_KEYS
+from ...exc import refuse
 from ..key_schema import KeySchema
 from ..operators import HASH_KEY, NULL_NEVER_TRUE, RANGE_KEY
-from .conditions import ConditionCompiler, compared_parameters
+from .conditions import compared_parameters
 from .normal_form import is_on, is_partition_or, key_tuple_in, table_of, terms_of
 from .predicate import predicate_of
 
 
-class WhereCompiler(ConditionCompiler):
-    """A statement's table and WHERE; records the key condition, filter and plan inputs."""
+class Where:
+    """A statement's table and WHERE, for the compiler that holds this part: the WHERE's text,
+    and what it found for the plan and the client side's reads (the public attributes)."""
 
-    def _single_table(self, from_: Any, statement: str) -> Table:
+    def __init__(self, compiler: Any, conditions: Any):
+        self.compiler, self.conditions = compiler, conditions
+        self.terms: list[Any] = []  # the WHERE's terms, constants folded
+        self.key_term: Any = None  # the term on the partition key (an IN of full keys, too)
+        self.key_condition = ""  # the key conditions' text
+        self.filter = ""  # every other test's text
+        self.hash_pinned = False  # the partition key is pinned: a Query, not a Scan
+        self.whole_key = False  # == on every key attribute: one item
+        self.key_list_columns: list[Any] | None = None  # tuple_(...).in_(): the key, in its order
+        self.partition_key_list: str | None = None  # the expanding parameter of an IN on the partition key
+
+    def single_table(self, from_: Any, statement: str) -> Table:
         from_ = table_of(from_)
         if isinstance(from_, Table):
             if from_.schema is not None:
-                self._refuse(
+                refuse(
                     f"a schema-qualified table ({from_.schema}.{from_.name})",
                     "DynamoDB has no schemas; drop schema= from the Table",
                 )
             return from_
         what = "JOIN" if isinstance(from_, Join) else f"{statement} from a subquery or {type(from_).__name__}"
-        self._refuse(
+        refuse(
             what,
             "name one table; a SELECT joins tables by key, a write does not, and subqueries are not "
             "available (run one as its own statement and pass its rows as parameters)",
         )
 
-    def _where_terms(self, criteria: Any) -> list[Any]:
+    def folded_terms(self, criteria: Any) -> list[Any]:
         """The WHERE's terms with constant TRUE dropped; a constant FALSE means no row can match.
         Reading an index, its key attributes are in every item read: IS [NOT] NULL of them folds."""
-        terms = terms_of(criteria, self._index_keys)
+        terms = terms_of(criteria, self.conditions.index_keys)
         if any(isinstance(t, elements.False_) for t in terms):
-            self.record.always_empty = True
+            self.compiler.record.always_empty = True
         return [t for t in terms if not isinstance(t, (elements.True_, elements.False_))]
 
-    def _where(
+    def render(
         self, keys: KeySchema, criteria: Any, full_key: str | None = None, table_hash: Any = None, **kw: Any
     ) -> str:
-        """WHERE text (see _render_where), and the same WHERE as a Python predicate, built after
+        """The WHERE's text (see _render_where), and the same WHERE as a Python predicate, built after
         the text so that a refused construct is refused in the compiler's words."""
-        terms = self._terms = self._where_terms(criteria)
+        terms = self.terms = self.folded_terms(criteria)
         text = self._render_where(keys, terms, full_key, table_hash, **kw)
-        names = {bind.key: name for bind, name in self.bind_names.items()}  # LIKE renders a copy
+        names = {bind.key: name for bind, name in self.compiler.bind_names.items()}  # LIKE renders a copy
         for term in terms:
             if isinstance(term, elements.BinaryExpression) and term.operator in NULL_NEVER_TRUE:
                 for bind in compared_parameters(term):
-                    if names.get(bind.key) in self.record.value_parameters:
-                        self.record.value_parameters[names[bind.key]] = True
-        self.record.predicate = (
-            (lambda item, values: False) if self.record.always_empty else predicate_of(terms)
+                    if names.get(bind.key) in self.compiler.record.value_parameters:
+                        self.compiler.record.value_parameters[names[bind.key]] = True
+        self.compiler.record.predicate = (
+            (lambda item, values: False) if self.compiler.record.always_empty else predicate_of(terms)
         )
         return text
 
@@ -93,15 +106,15 @@ class WhereCompiler(ConditionCompiler):
         )
         if not full_key and table_hash is None and hash_term is None:
             hash_term = next((t for t in terms if key_tuple_in(t, keys.columns)), None)
-            self._key_list_columns = (hash_term is not None and key_tuple_in(hash_term, keys.columns)) or None
+            self.key_list_columns = (hash_term is not None and key_tuple_in(hash_term, keys.columns)) or None
         range_term = None
         partition_or = hash_term is not None and is_partition_or(hash_term, keys.hash_key)
-        if hash_term is not None and self._key_list_columns is None:
+        if hash_term is not None and self.key_list_columns is None:
             range_term = next((t for t in terms if is_on(t, keys.range_key, range_ops)), None)
             if partition_or and len(hash_term.clauses) > MAX_PARTITION_KEYS:
                 range_term = None
         partitions_in = partition_or and range_term is not None
-        self._key_term = hash_term
+        self.key_term = hash_term
         rest = [t for t in terms if t is not hash_term and t is not range_term]
         partial = hash_term is None or (keys.range_key is not None and range_term is None)
         retests = [t for t in rest if full_key and any(is_on(t, c, None) for c in keys.columns)]
@@ -110,47 +123,58 @@ class WhereCompiler(ConditionCompiler):
             # same key"); with the key pinned by ==, the execution decides them on its values
             rest = [t for t in rest if t not in retests]
             for term in retests:  # compiled, not rendered: their parameters vary per execution
-                self.process(term, **kw)
+                self.compiler.process(term, **kw)
             pinned = {keys.hash_key.name: hash_term.right}
             if range_term is not None:
                 pinned[keys.range_key.name] = range_term.right
-            self.record.key_retests = (predicate_of(retests), pinned)
+            self.compiler.record.key_retests = (predicate_of(retests), pinned)
         key_parts = [] if hash_term is None else [self._partition_condition(hash_term, partitions_in, **kw)]
         if hash_term is not None and hash_term.operator is operators.in_op:
             values = (
                 hash_term.right.element if isinstance(hash_term.right, elements.Grouping) else hash_term.right
             )
-            self._partition_key_list = self.bind_names.get(values)
+            self.partition_key_list = self.compiler.bind_names.get(values)
         if range_term is not None:
-            key_parts.append(self.process(range_term, dynamodb_key_condition=True, **kw))
-        self._key_condition = " AND ".join(key_parts)
-        self._hash_pinned = hash_term is not None
-        self._whole_key = (
+            key_parts.append(self.compiler.process(range_term, as_key_condition=True, **kw))
+        self.key_condition = " AND ".join(key_parts)
+        self.hash_pinned = hash_term is not None
+        self.whole_key = (
             hash_term is not None
             and hash_term.operator is operators.eq
             and (keys.range_key is None or (range_term is not None and range_term.operator is operators.eq))
         )
         if not rest:
-            self._filter = ""
-            return self._key_condition
-        self._filter = " AND ".join(self._filter_term(t, len(rest) > 1, table_hash, **kw) for t in rest)
+            self.filter = ""
+            return self.key_condition
+        self.filter = " AND ".join(self._filter_term(t, len(rest) > 1, table_hash, **kw) for t in rest)
         if len(rest) == 1 and not key_parts:
-            return self._filter
+            return self.filter
         if not key_parts or (partition_or and not partitions_in):
             # A scan's AND chain: DynamoDB Local drops tests of key attributes from some flat
             # chains, even parenthesised; NOT (NOT (...)) was never wrong (partiql-reference §15).
             # After an OR of partition keys it drops every sort-key test, a key condition or
             # in the group (docs/partiql-findings.md): they go below NOT (NOT (...)) too.
-            guarded = f"NOT (NOT ({self._filter}))"
+            guarded = f"NOT (NOT ({self.filter}))"
             return " AND ".join([*key_parts, guarded])
-        return " AND ".join([*key_parts, f"({self._filter})"])
+        return " AND ".join([*key_parts, f"({self.filter})"])
 
     def _partition_condition(self, term: Any, as_in: bool, **kw: Any) -> str:
-        if self._key_list_columns:
+        if self.key_list_columns:
             return self._key_list(term, **kw)
         if as_in:
             return self._partitions_in(term, **kw)
-        return self.process(term.self_group(against=operators.and_), **kw)
+        return self.compiler.process(term.self_group(against=operators.and_), **kw)
+
+    def _key_list(self, term: Any, **kw: Any) -> str:
+        """``tuple_(pk, sk).in_(keys)``, shown as the IN it is (explain, the compiled text) and
+        executed as a batch of single-item SELECTs, one per key (client_side/single_read.py)."""
+        text = self.conditions.in_list(term, **kw)
+        values = term.right.element if isinstance(term.right, elements.Grouping) else term.right
+        self.partition_key_list = self.compiler.bind_names.get(values)
+        self.compiler.record.key_parameters[self.partition_key_list] = ", ".join(
+            c.name for c in self.key_list_columns
+        )
+        return text
 
     def _partitions_in(self, term: Any, **kw: Any) -> str:
         """``pk = a OR pk = b`` beside a sort-key condition, as ``pk IN [a, b]``: DynamoDB Local
@@ -158,17 +182,17 @@ class WhereCompiler(ConditionCompiler):
         each partition once even when a value repeats (docs/partiql-findings.md)."""
         values = []
         for part in term.clauses:
-            values.append(self.process(part.right, **kw))
-            self._record_values(part)
-        return f"{self.process(term.clauses[0].left, **kw)} IN [{', '.join(values)}]"
+            values.append(self.compiler.process(part.right, **kw))
+            self.conditions.record_values(part)
+        return f"{self.compiler.process(term.clauses[0].left, **kw)} IN [{', '.join(values)}]"
 
     def _filter_term(self, term: Any, grouped: bool, table_hash: Any, **kw: Any) -> str:
-        text = self.process(term.self_group(against=operators.and_) if grouped else term, **kw)
+        text = self.compiler.process(term.self_group(against=operators.and_) if grouped else term, **kw)
         if is_on(term, table_hash, {operators.in_op}):
             # Reading a global index, DynamoDB Local returns each matching item several times
             # for an IN on the table's partition key in the AND chain; below a NOT NOT it
             # returns each once (docs/partiql-findings.md).
-            self._unordered(
+            self.conditions.unordered(
                 f"IN on the table's partition key {table_hash.name!r} while reading a global index"
             )
             text = f"NOT (NOT ({text}))"

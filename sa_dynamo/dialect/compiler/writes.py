@@ -9,6 +9,7 @@ from sqlalchemy.sql import operators
 from sqlalchemy.sql.schema import Table
 
 from ...constructs import Upsert
+from ...exc import refuse
 from ...plan import Plan
 from ...sqlalchemy_private import (
     crud_params,
@@ -25,96 +26,109 @@ from ..client_side.semi_joins import has_semi_join
 from ..key_schema import key_schema
 from .normal_form import is_on
 from .templates import DMLTemplate, Entry
-from .where import WhereCompiler
 
 
-class WriteCompiler(WhereCompiler):
-    """The write statements of the DynamoDB compiler."""
+class Writes:
+    """The write statements, for the compiler that holds this part (the WHERE is the Where
+    part's: an UPDATE's or DELETE's names one item by its whole key)."""
+
+    def __init__(self, compiler: Any, where: Any):
+        self.compiler, self.where = compiler, where
 
     def _dml_setup(self, stmt: Any, flag: str, **kw: Any) -> tuple[Any, Any, Table]:
-        compile_state = dml_compile_state(stmt, self, **kw)
+        compiler = self.compiler
+        compile_state = dml_compile_state(stmt, compiler, **kw)
         stmt = compile_state.statement
-        if self.stack:
-            self._refuse("a nested INSERT/UPDATE/DELETE", "run it as its own statement")
-        setattr(self, flag, True)
-        self.dml_compile_state = self.dml_compile_state or compile_state
-        self.compile_state = self.compile_state or compile_state
+        if compiler.stack:
+            refuse("a nested INSERT/UPDATE/DELETE", "run it as its own statement")
+        setattr(compiler, flag, True)
+        compiler.dml_compile_state = compiler.dml_compile_state or compile_state
+        compiler.compile_state = compiler.compile_state or compile_state
         extras, other_tables = dml_extras(stmt, compile_state)
         if extras:
-            self._refuse("RETURNING, prefixes or hints on a write", "remove them")
+            refuse("RETURNING, prefixes or hints on a write", "remove them")
         if other_tables:
-            self._refuse("a multi-table UPDATE/DELETE", "update or delete each item by its key")
-        table = self._single_table(stmt.table, flag[2:].upper())
+            refuse("a multi-table UPDATE/DELETE", "update or delete each item by its key")
+        table = self.where.single_table(stmt.table, flag[2:].upper())
         if table.primary_key.columns:  # pandas' to_sql, for one, inserts through a keyless Table
-            self.record.key_names = (table.name, tuple(c.name for c in key_schema(table).columns))
-        self.stack.append({"correlate_froms": {table}, "asfrom_froms": {table}, "selectable": stmt})
+            compiler.record.key_names = (table.name, tuple(c.name for c in key_schema(table).columns))
+        compiler.stack.append({"correlate_froms": {table}, "asfrom_froms": {table}, "selectable": stmt})
         return stmt, compile_state, table
 
     def _entries(
         self, stmt: Any, compile_state: Any, quote: Any, **kw: Any
-    ) -> tuple[tuple[Entry, ...], int | None]:
-        """The entries written, and which one is an attribute bag (expanded at execution, where
-        the names it holds are checked against the table's columns: ``_template``). The
-        columns written and their parameters' names are kept in ``_written``."""
-        params = crud_params(self, stmt, compile_state, **kw)
+    ) -> tuple[tuple[Entry, ...], int | None, list[tuple[Any, str]]]:
+        """The entries written, which one is an attribute bag (expanded at execution, where
+        the names it holds are checked against the table's columns: ``_template``), and the
+        columns written with their parameters' names."""
+        params = crud_params(self.compiler, stmt, compile_state, **kw)
         if params.all_multi_params:
-            self._refuse("a multi-row VALUES clause", "pass a list of dicts to execute() (executemany)")
-        entries, bag, self._written = [], None, []
+            refuse("a multi-row VALUES clause", "pass a list of dicts to execute() (executemany)")
+        entries, bag, written = [], None, []
         for column, _expr, value, names in params.single_params:
             name = next(iter(names)) if len(names) == 1 else None
-            if name is None or value != placeholder(self, name):
-                self._refuse(
+            if name is None or value != placeholder(self.compiler, name):
+                refuse(
                     f"an SQL expression as the value of {column.name}",
                     "pass a plain Python value (arithmetic updates are not translated yet)",
                 )
             if is_bag(column):
                 bag = len(entries)
             entries.append(Entry(quote(column.name), value))
-            self._written.append((column, name))
+            written.append((column, name))
         if not entries:
-            self._refuse("a write without values", "give at least one column a value")
-        return tuple(entries), bag
+            refuse("a write without values", "give at least one column a value")
+        return tuple(entries), bag, written
 
-    def visit_insert(self, insert_stmt, visiting_cte=None, **kw):
+    def insert(self, insert_stmt: Any, **kw: Any) -> str:
         stmt, compile_state, table = self._dml_setup(insert_stmt, "isinsert", **kw)
         if stmt.select is not None:
-            self._refuse("INSERT ... SELECT", "select the rows first and insert them with executemany")
-        entries, bag = self._entries(stmt, compile_state, self.preparer.attribute_literal, **kw)
+            refuse("INSERT ... SELECT", "select the rows first and insert them with executemany")
+        preparer = self.compiler.preparer
+        entries, bag, _written = self._entries(stmt, compile_state, preparer.attribute_literal, **kw)
         overwrite = isinstance(stmt, Upsert)
-        head = ("PUT" if overwrite else "INSERT") + " INTO " + self.preparer.format_table(table) + " VALUE"
-        self.record.plan = Plan("BatchWriteItem" if overwrite else "PutItem", table.name)
+        head = ("PUT" if overwrite else "INSERT") + " INTO " + preparer.format_table(table) + " VALUE"
+        self.compiler.record.plan = Plan("BatchWriteItem" if overwrite else "PutItem", table.name)
         return self._render_with_binds(self._template(insert_stmt, "INSERT", head, entries, "", bag))
 
-    def visit_update(self, update_stmt, visiting_cte=None, **kw):
+    def update(self, update_stmt: Any, **kw: Any) -> str:
         stmt, compile_state, table = self._dml_setup(update_stmt, "isupdate", **kw)
-        entries, bag = self._entries(stmt, compile_state, self.preparer.quote_identifier, **kw)
+        preparer = self.compiler.preparer
+        entries, bag, written = self._entries(stmt, compile_state, preparer.quote_identifier, **kw)
         keys = {c.name for c in key_schema(table).columns}
         for entry in entries:
             if entry.attribute.strip('"') in keys:
-                self._refuse(
+                refuse(
                     f"an UPDATE of the key attribute {entry.attribute}",
                     "DynamoDB keys are immutable; delete the item and insert it under the new key",
                 )
         if not self._names_one_item(table, stmt):
-            return self._by_read(stmt, table, "UPDATE")
-        where = self._where(key_schema(table), where_criteria(stmt), full_key="UPDATE", **kw)
-        self.record.plan = Plan("UpdateItem", table.name, None, self._key_condition, self._filter)
-        head = "UPDATE " + self.preparer.format_table(table)
+            return self._by_read(stmt, table, written)
+        where = self.where.render(key_schema(table), where_criteria(stmt), full_key="UPDATE", **kw)
+        self.compiler.record.plan = Plan(
+            "UpdateItem", table.name, None, self.where.key_condition, self.where.filter
+        )
+        head = "UPDATE " + preparer.format_table(table)
         return self._render_with_binds(
             self._template(update_stmt, "UPDATE", head, entries, _where_clause(where), bag)
         )
 
-    def visit_delete(self, delete_stmt, visiting_cte=None, **kw):
+    def delete(self, delete_stmt: Any, **kw: Any) -> str:
         stmt, _compile_state, table = self._dml_setup(delete_stmt, "isdelete", **kw)
-        actions = () if by_read_key(stmt) else foreign_keys.actions(table, self.dialect)
+        actions = () if by_read_key(stmt) else foreign_keys.actions(table, self.compiler.dialect)
         if actions or not self._names_one_item(table, stmt):
-            return self._by_read(stmt, table, "DELETE", actions)
-        where = self._where(key_schema(table), where_criteria(stmt), full_key="DELETE", **kw)
-        self.record.plan = Plan("DeleteItem", table.name, None, self._key_condition, self._filter)
-        self.stack.pop(-1)
+            return self._by_read(stmt, table, [], actions)
+        where = self.where.render(key_schema(table), where_criteria(stmt), full_key="DELETE", **kw)
+        compiler = self.compiler
+        compiler.record.plan = Plan(
+            "DeleteItem", table.name, None, self.where.key_condition, self.where.filter
+        )
+        compiler.stack.pop(-1)
         # A DELETE of a missing item succeeds silently; the old item tells whether one was deleted.
-        self.record.count_only = True
-        return f"DELETE FROM {self.preparer.format_table(table)}{_where_clause(where)} RETURNING ALL OLD *"
+        compiler.record.count_only = True
+        return (
+            f"DELETE FROM {compiler.preparer.format_table(table)}{_where_clause(where)} RETURNING ALL OLD *"
+        )
 
     def _names_one_item(self, table: Table, stmt: Any) -> bool:
         """Whether the WHERE has an equality on each key attribute (or matches no item at all):
@@ -122,17 +136,21 @@ class WriteCompiler(WhereCompiler):
         read (keyed_writes.py)."""
         if has_semi_join(where_criteria(stmt)):
             return False
-        terms = self._where_terms(where_criteria(stmt))
+        terms = self.where.folded_terms(where_criteria(stmt))
         keys = key_schema(table)
-        return self.record.always_empty or (
+        return self.compiler.record.always_empty or (
             any(is_on(t, keys.hash_key, {operators.eq}) for t in terms)
             and (keys.range_key is None or any(is_on(t, keys.range_key, {operators.eq}) for t in terms))
         )
 
-    def _by_read(self, stmt: Any, table: Table, kind: str, actions: tuple = ()) -> str:
-        self.stack.pop(-1)
-        written = self._written if kind == "UPDATE" else []
-        text, self.record.plan, self.record.program = keyed_writes(self, stmt, table, written, actions)
+    def _by_read(self, stmt: Any, table: Table, written: list[tuple[Any, str]], actions: tuple = ()) -> str:
+        """An UPDATE (``written``: its columns and parameters) or DELETE by any WHERE (and the
+        foreign-key ``actions`` a DELETE carries out)."""
+        compiler = self.compiler
+        compiler.stack.pop(-1)
+        text, compiler.record.plan, compiler.record.program = keyed_writes(
+            compiler, stmt, table, written, actions
+        )
         return text
 
     @staticmethod
@@ -157,8 +175,8 @@ class WriteCompiler(WhereCompiler):
     def _render_with_binds(self, template: DMLTemplate) -> str:
         # Rendered with SQLAlchemy's own placeholders so that parameter positions are tracked;
         # __init__ re-reads the template over the final text.
-        self.stack.pop(-1)
-        self.record.template = template
+        self.compiler.stack.pop(-1)
+        self.compiler.record.template = template
         return template.render()
 
 
