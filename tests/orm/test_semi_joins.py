@@ -4,94 +4,19 @@ same objects; single-table-inheritance subclasses included."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, ForeignKey, String, create_engine, delete, or_, select, update
+from sqlalchemy import Engine, create_engine, delete, or_, select, update
 from sqlalchemy.exc import CompileError
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship, with_polymorphic
+from sqlalchemy.orm import Session, with_polymorphic
+from support.org import fill_org, org_models
 
-RUN = uuid.uuid4().hex[:8]
-
-
-class Base(DeclarativeBase):
-    pass
-
-
-class User(Base):
-    __tablename__ = f"orm_semi_users_{RUN}"
-    id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str] = mapped_column(String(30))
-    addresses: Mapped[list[Address]] = relationship(back_populates="user")
-
-    def __repr__(self) -> str:
-        return f"User({self.id}, {self.name!r})"
-
-
-class Address(Base):
-    __tablename__ = f"orm_semi_addresses_{RUN}"
-    id: Mapped[int] = mapped_column(primary_key=True)
-    email: Mapped[str]
-    user_id: Mapped[int | None] = mapped_column(ForeignKey(User.id), index=True)
-    user: Mapped[User | None] = relationship(back_populates="addresses")
-
-    def __repr__(self) -> str:
-        return f"Address({self.id}, {self.email!r})"
-
-
-class Company(Base):
-    __tablename__ = f"orm_semi_companies_{RUN}"
-    id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str]
-    employees: Mapped[list[Employee]] = relationship(back_populates="company")
-
-    def __repr__(self) -> str:
-        return f"Company({self.id}, {self.name!r})"
-
-
-class Employee(Base):
-    __tablename__ = f"orm_semi_employees_{RUN}"
-    id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str]
-    type: Mapped[str]
-    company_id: Mapped[int | None] = mapped_column(ForeignKey(Company.id))
-    company: Mapped[Company | None] = relationship(back_populates="employees")
-    __mapper_args__ = {"polymorphic_on": "type", "polymorphic_identity": "employee"}
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.id}, {self.name!r})"
-
-
-class Engineer(Employee):
-    engineer_name: Mapped[str | None]
-    __mapper_args__ = {"polymorphic_identity": "engineer"}
-
-
-class Manager(Employee):
-    manager_name: Mapped[str | None]
-    __mapper_args__ = {"polymorphic_identity": "manager"}
-
-
-NAMES = ["sandy", "spongebob", "patrick", "squidward"]
-
-
-def _fill(engine: Engine) -> None:
-    with Session(engine) as session:
-        session.add_all(User(id=i, name=NAMES[i % 4]) for i in range(1, 21))
-        session.add_all(Company(id=i, name=f"company{i}") for i in range(1, 7))
-        session.commit()
-        session.add_all(
-            Address(id=100 + j, email=f"{NAMES[j % 4][0]}{j}@x", user_id=None if j % 9 == 0 else j % 24 + 1)
-            for j in range(40)
-        )
-        for j in range(30):
-            kind = (Engineer, Manager, Employee)[j % 3]
-            extra = {Engineer: {"engineer_name": f"e{j % 4}"}, Manager: {"manager_name": f"m{j % 2}"}}
-            company = None if j % 8 == 0 else j % 5 + 1
-            session.add(kind(id=200 + j, name=f"emp{j}", company_id=company, **extra.get(kind, {})))
-        session.commit()
+# Employee.company_id unindexed: a company's employees are scanned for, under the scan policy
+models = org_models("orm_semi", company_index=False)
+Base, User, Address, Company = models.Base, models.User, models.Address, models.Company
+Employee, Engineer, Manager = models.Employee, models.Engineer, models.Manager
 
 
 @pytest.fixture
@@ -99,7 +24,7 @@ def engines(engine: Engine) -> Iterator[tuple[Engine, Engine]]:
     sqlite = create_engine("sqlite://")
     for each in (engine, sqlite):
         Base.metadata.create_all(each)
-        _fill(each)
+        fill_org(each, models, companies=6, spread=5)
     yield engine.execution_options(dynamodb_scan="allow", dynamodb_client_sort=1000), sqlite
     Base.metadata.drop_all(engine)
     sqlite.dispose()
