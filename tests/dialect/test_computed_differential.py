@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -26,81 +26,29 @@ from sqlalchemy import (
     select,
 )
 from support.beside_sqlite import filled_alike
-from support.shop import shop_tables
+from support.shop import ShopDraws, shop_rows, shop_tables
 
 metadata, customers, orders, lines = shop_tables("diff")
 COLUMNS = {table: list(table.columns) for table in (customers, orders, lines)}
 STATEMENTS = 125  # per seed and setting: 500 in all
 
 
-def _data(draw: random.Random) -> dict[Table, list[dict[str, Any]]]:
-    def maybe(value: Any) -> Any:
-        return None if draw.random() < 0.2 else value
-
-    return {
-        customers: [
-            {
-                "id": f"C{i}",
-                "name": maybe(draw.choice("abc")),
-                "region": maybe(draw.choice(["a", "b"])),
-                "tier": maybe(draw.randint(0, 3)),
-                "balance": maybe(Decimal(draw.randint(-500, 500)) / 4),
-            }
-            for i in range(25)
-        ],
-        orders: [
-            {
-                "id": i,
-                "customer_id": maybe(f"C{draw.randint(0, 30)}"),  # some customers do not exist
-                "total": maybe(draw.randint(-5, 20)),
-                "status": maybe(draw.choice(["open", "closed"])),
-            }
-            for i in range(50)
-        ],
-        lines: [
-            {
-                "order_id": draw.randint(0, 55),
-                "line_no": i,
-                "qty": maybe(draw.randint(0, 4)),
-                "product": maybe(draw.choice("xyz")),
-            }
-            for i in range(80)
-        ],
-    }
-
-
 @pytest.fixture(scope="module")
 def databases(engine: Engine) -> Iterator[tuple[Engine, Engine]]:
-    yield from filled_alike(engine, metadata, _data(random.Random(29)))
+    yield from filled_alike(
+        engine,
+        metadata,
+        shop_rows(
+            random.Random(29), (customers, orders, lines), customers=25, orders=50, lines=80, totals=(-5, 20)
+        ),
+    )
 
 
-class Program:
+class Program(ShopDraws):
     """Draws one SELECT the client computes, and counts the kinds drawn."""
 
     def __init__(self, draw: random.Random):
         self.draw, self.kinds = draw, Counter()
-
-    def value(self, column: Column) -> Any:
-        if isinstance(column.type, Numeric) and not isinstance(column.type, Integer):
-            return Decimal(self.draw.randint(-100, 100)) / 4
-        if isinstance(column.type, Integer):
-            return self.draw.randint(-2, 20)
-        if column.name in ("id", "customer_id"):
-            return f"C{self.draw.randint(0, 30)}"
-        return self.draw.choice(["a", "b", "c", "open", "closed", "x", "y"])
-
-    def term(self, columns: list[Column]) -> Any:
-        column = self.draw.choice(columns)
-        tests: list[Callable[[], Any]] = [
-            lambda: column.is_(None),
-            lambda: column.is_not(None),
-            lambda: column.in_([self.value(column) for _ in range(3)]),
-            lambda: column != self.value(column),
-            lambda: column > self.value(column),
-            lambda: column <= self.value(column),
-            lambda: column == self.value(column),
-        ]
-        return self.draw.choice(tests)()
 
     def source(self) -> tuple[list[Table], Any]:
         outer = self.draw.random() < 0.5

@@ -8,9 +8,8 @@ after the writes must agree. The seeds are fixed, so a run repeats the last."""
 from __future__ import annotations
 
 import random
-import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -18,10 +17,6 @@ import pytest
 from sqlalchemy import (
     Column,
     Engine,
-    Integer,
-    MetaData,
-    Numeric,
-    String,
     Table,
     delete,
     exists,
@@ -32,38 +27,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session, registry
 from support.beside_sqlite import filled_alike
-
-suffix = uuid.uuid4().hex[:8]
-
-
-def schema(metadata: MetaData, prefix: str) -> tuple[Table, Table, Table]:
-    """Customers, their orders (on an index by customer) and the orders' lines."""
-    return (
-        Table(
-            f"{prefix}_customers_{suffix}",
-            metadata,
-            Column("id", String, primary_key=True),
-            Column("name", String),
-            Column("tier", Integer),
-            Column("balance", Numeric(10, 2)),
-        ),
-        Table(
-            f"{prefix}_orders_{suffix}",
-            metadata,
-            Column("id", Integer, primary_key=True),
-            Column("customer_id", String, index=True),
-            Column("total", Integer),
-            Column("status", String),
-        ),
-        Table(
-            f"{prefix}_lines_{suffix}",
-            metadata,
-            Column("order_id", Integer, primary_key=True),
-            Column("line_no", Integer, primary_key=True),
-            Column("qty", Integer),
-            Column("product", String),
-        ),
-    )
+from support.shop import ShopDraws, shop_rows, shop_tables
 
 
 def pairs(tables: tuple[Table, Table, Table]) -> list[tuple[Column, Column]]:
@@ -79,9 +43,9 @@ def pairs(tables: tuple[Table, Table, Table]) -> list[tuple[Column, Column]]:
     ]
 
 
-metadata, written = MetaData(), MetaData()
-TABLES = customers, orders, lines = schema(metadata, "sdiff")
-WRITTEN = schema(written, "sdiffw")
+metadata, *TABLES = shop_tables("sdiff")
+customers, orders, lines = TABLES
+written, *WRITTEN = shop_tables("sdiffw")
 SELECTS = 90  # per seed and setting: 360 in all
 WRITES = 30  # per seed, setting and API: 240 in all
 GROUP = 6  # writes in one transaction, then every table compared
@@ -97,40 +61,8 @@ for table in WRITTEN:
     registry().map_imperatively(mapped[table], table)
 
 
-def _data(draw: random.Random, scale: int, tables: tuple[Table, ...]) -> dict[Table, list[dict[str, Any]]]:
-    def maybe(value: Any) -> Any:
-        return None if draw.random() < 0.2 else value
-
-    customers, orders, lines = tables
-    return {
-        customers: [
-            {
-                "id": f"C{i}",
-                "name": maybe(draw.choice("abc")),
-                "tier": maybe(draw.randint(0, 3)),
-                "balance": maybe(Decimal(draw.randint(-500, 500)) / 4),
-            }
-            for i in range(5 * scale)
-        ],
-        orders: [
-            {
-                "id": i,
-                "customer_id": maybe(f"C{draw.randint(0, 6 * scale)}"),  # some customers do not exist
-                "total": maybe(draw.randint(-1, 5)),
-                "status": maybe(draw.choice(["open", "closed"])),
-            }
-            for i in range(8 * scale)
-        ],
-        lines: [
-            {
-                "order_id": draw.randint(0, 9 * scale),
-                "line_no": i,
-                "qty": maybe(draw.randint(0, 4)),
-                "product": maybe(draw.choice("xyz")),
-            }
-            for i in range(10 * scale)
-        ],
-    }
+def _data(draw: random.Random, scale: int, tables: Any) -> dict[Table, list[dict[str, Any]]]:
+    return shop_rows(draw, tables, customers=5 * scale, orders=8 * scale, lines=10 * scale, totals=(-1, 5))
 
 
 @pytest.fixture(scope="module")
@@ -138,33 +70,13 @@ def databases(engine: Engine) -> Iterator[tuple[Engine, Engine]]:
     yield from filled_alike(engine, metadata, _data(random.Random(34), 5, TABLES))
 
 
-class Program:
+class Program(ShopDraws):
     """Draws statements, and counts the kinds drawn."""
+
+    integers = (-1, 5)
 
     def __init__(self, draw: random.Random, tables: tuple[Table, Table, Table]):
         self.draw, self.kinds, self.tables, self.pairs = draw, Counter(), tables, pairs(tables)
-
-    def value(self, column: Column) -> Any:
-        if isinstance(column.type, Numeric) and not isinstance(column.type, Integer):
-            return Decimal(self.draw.randint(-100, 100)) / 4
-        if isinstance(column.type, Integer):
-            return self.draw.randint(-1, 5)
-        if column.name in ("id", "customer_id"):
-            return f"C{self.draw.randint(0, 30)}"
-        return self.draw.choice(["a", "b", "c", "open", "closed", "x", "y"])
-
-    def term(self, columns: list[Column]) -> Any:
-        column = self.draw.choice(columns)
-        tests: list[Callable[[], Any]] = [
-            lambda: column.is_(None),
-            lambda: column.is_not(None),
-            lambda: column.in_([self.value(column) for _ in range(3)]),
-            lambda: column != self.value(column),
-            lambda: column > self.value(column),
-            lambda: column <= self.value(column),
-            lambda: column == self.value(column),
-        ]
-        return self.draw.choice(tests)()
 
     def where(self, table: Table, most: int) -> list[Any]:
         terms = [self.term(list(table.columns)) for _ in range(self.draw.randint(0, most))]
