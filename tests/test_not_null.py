@@ -29,7 +29,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
-from support.beside_sqlite import same_outcome
+from support.beside_sqlite import filled_alike, same_outcome
 
 import sa_dynamo
 
@@ -79,15 +79,8 @@ BAD_HERO = {"id": 9, "name": "Nobody", "team_id": 1, "age": None}
 
 
 @pytest.fixture(scope="module")
-def engines(endpoint_url: str) -> Iterator[tuple[Any, Any]]:
-    dynamo = create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}")
-    sqlite = create_engine("sqlite://")
-    for engine in (dynamo, sqlite):
-        Base.metadata.create_all(engine)
-    yield dynamo, sqlite
-    Base.metadata.drop_all(dynamo)
-    dynamo.dispose()
-    sqlite.dispose()
+def engines(engine) -> Iterator[tuple[Any, Any]]:
+    yield from filled_alike(engine, Base.metadata, {})
 
 
 @pytest.fixture

@@ -36,7 +36,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import CompileError, DBAPIError, IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from sqlalchemy.schema import CreateTable, DropTable
-from support.beside_sqlite import same_outcome
+from support.beside_sqlite import filled_alike, same_outcome
 
 import sa_dynamo
 from sa_dynamo.check import check
@@ -82,15 +82,8 @@ HERO, SEAT, CODE = Hero.__table__, Seat.__table__, Code.__table__
 
 
 @pytest.fixture(scope="module")
-def engines(endpoint_url: str) -> Iterator[tuple[Any, Any]]:
-    dynamo = create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}")
-    sqlite = create_engine("sqlite://")
-    for engine in (dynamo, sqlite):
-        Base.metadata.create_all(engine)
-    yield dynamo, sqlite
-    Base.metadata.drop_all(dynamo)
-    dynamo.dispose()
-    sqlite.dispose()
+def engines(engine) -> Iterator[tuple[Any, Any]]:
+    yield from filled_alike(engine, Base.metadata, {})
 
 
 @pytest.fixture
