@@ -79,7 +79,17 @@ def inject_discriminator_filter(state: ORMExecuteState) -> None:
             }
         )
         if state.execution_options.get(FILTER_OPTION, True) is not False:
-            criteria = column.in_(known)
             state.statement = state.statement.options(
-                with_loader_criteria(mapper, criteria, include_aliases=True)
+                # a callable, not a column criterion: SQLAlchemy gives it the entity it lands on,
+                # a with_polymorphic(..., aliased=True) included, whose ON clause would otherwise
+                # name the table, not the alias
+                with_loader_criteria(mapper, lambda entity: kinds_filter(entity), include_aliases=True)
             )
+
+
+def kinds_filter(entity: Any) -> Any:
+    """``discriminator IN (the identities the entity's root class can load)``, in the entity's
+    own columns (an alias's when the entity is one)."""
+    mapper = entity.__mapper__.base_mapper  # the entity may come wrapped: no inspect()
+    key = mapper.get_property_by_column(discriminator_column(mapper)).key
+    return getattr(entity, key).in_(identities(mapper))

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine, create_engine, func, or_, select
-from sqlalchemy.exc import CompileError
 from sqlalchemy.orm import (
     Session,
     aliased,
@@ -108,12 +107,6 @@ def test_joinedload_loads_each_relationship_like_sqlite(engines):
     assert "Address(" in got[0] and "Engineer(" in got[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=CompileError,
-    reason="the discriminator filter sa_dynamo injects (orm/discriminator.py, with_loader_criteria) names "
-    "the employees table, not the with_polymorphic alias the statement joins: refused, not yet joined",
-)
 def test_a_join_to_with_polymorphic_like_sqlite(engines):
     statement = (
         select(Company.name, eng_manager.name)

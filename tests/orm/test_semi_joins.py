@@ -8,9 +8,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, create_engine, delete, or_, select, update
-from sqlalchemy.exc import CompileError
-from sqlalchemy.orm import Session, with_polymorphic
+from sqlalchemy import Engine, create_engine, delete, select, update
+from sqlalchemy.orm import Session
 from support.org import fill_org, org_models
 
 # Employee.company_id unindexed: a company's employees are scanned for, under the scan policy
@@ -104,20 +103,3 @@ def test_bulk_update_and_delete_by_any_and_has(engines, autocommit):
     assert all(count > 1 for count in counts[0]), counts
     assert tables[0] == tables[1]
     assert "emailed" in tables[0][0]  # the session's objects were synchronized
-
-
-def test_a_join_to_an_aliased_with_polymorphic_says_why_it_is_refused(engine):
-    """Not joined yet (tests/orm/test_joins.py's xfail): the discriminator filter names the
-    table, not the alias; the refusal says so and what to join instead."""
-    both = with_polymorphic(Employee, [Engineer, Manager], aliased=True)
-    statement = (
-        select(Company.name, both.name)
-        .join(Company.employees.of_type(both))
-        .where(or_(both.Engineer.engineer_name == "e1", both.Manager.manager_name == "m0"))
-    )
-    with Session(engine) as session, pytest.raises(CompileError) as refused:
-        session.execute(statement)  # refused while compiling, before anything is sent
-    assert f"the column type of the table {Employee.__tablename__}, which the FROM joins only as" in str(
-        refused.value
-    )
-    assert "join each subclass on its own (.of_type(Engineer)" in str(refused.value)

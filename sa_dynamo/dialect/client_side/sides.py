@@ -107,17 +107,15 @@ class Reader:
 
     def _refuse_outside(self, column: Any) -> NoReturn:
         """A column of no FROM element: of a table the FROM joins only as an alias (a condition
-        written for the table, such as the discriminator filter of a single-table subclass, beside
-        an aliased class), or of no table the statement joins."""
+        written for the table, not the alias), or of no table the statement joins."""
         table = table_of(plain(column.table)) if column.table is not None else None
         aliases = [side.name for side in self.sides if side.table is table and side.source is not table]
         if aliases:
             refuse(
                 f"the column {column.name} of the table {table.name}, which the FROM joins only as "
                 f"{aliases[0]}",
-                "a condition names the table, not its alias: a single-table subclass's discriminator filter "
-                "does so beside with_polymorphic(..., aliased=True); join each subclass on its own "
-                "(.of_type(Engineer), or .of_type(aliased(Engineer))), one query per subclass",
+                "a condition names the table where the statement joins only its alias: name the alias's "
+                "columns (the aliased class's attributes, or alias.c.<column>)",
             )
         refuse(
             f"the column {column.name} of no table in the FROM",
