@@ -25,7 +25,7 @@ from sqlalchemy import (
     or_,
     select,
 )
-from support.beside_sqlite import filled_alike
+from support.beside_sqlite import filled_alike, read_on_both
 from support.shop import ShopDraws, shop_rows, shop_tables
 
 metadata, customers, orders, lines = shop_tables("diff")
@@ -148,16 +148,7 @@ def _wrote(conn: Any) -> None:
 def test_computed_selects_agree_with_sqlite(databases, seed, in_transaction):
     program = Program(random.Random(seed * 100 + in_transaction))
     statements = [program.statement() for _ in range(STATEMENTS)]
-    got = []
-    dynamodb, sqlite = databases
-    for engine in (dynamodb.execution_options(dynamodb_scan="allow", dynamodb_client_sort=1000), sqlite):
-        with engine.connect() as conn:
-            if in_transaction:
-                _wrote(conn)
-            else:
-                conn.execution_options(isolation_level="AUTOCOMMIT")
-            got.append([_rows(conn, statement) for statement in statements])
-            conn.rollback()
+    got = read_on_both(databases, statements, _rows, _wrote if in_transaction else None)
     disagreements = [
         (str(statement), dynamodb[:5], sqlite[:5])
         for statement, dynamodb, sqlite in zip(statements, *got, strict=True)

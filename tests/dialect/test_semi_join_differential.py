@@ -26,7 +26,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.orm import Session, registry
-from support.beside_sqlite import filled_alike
+from support.beside_sqlite import filled_alike, read_on_both
 from support.shop import ShopDraws, shop_rows, shop_tables
 
 
@@ -167,16 +167,7 @@ def _disagreements(statements: list[Any], dynamodb: list[Any], sqlite: list[Any]
 def test_semi_joins_and_sorted_scans_agree_with_sqlite(databases, seed, in_transaction):
     program = Program(random.Random(seed * 100 + in_transaction), TABLES)
     statements = [program.select() for _ in range(SELECTS)]
-    got = []
-    dynamodb, sqlite = databases
-    for engine in (dynamodb.execution_options(dynamodb_scan="allow", dynamodb_client_sort=1000), sqlite):
-        with engine.connect() as conn:
-            if in_transaction:
-                _wrote(conn)
-            else:
-                conn.execution_options(isolation_level="AUTOCOMMIT")
-            got.append([_rows(conn, statement) for statement in statements])
-            conn.rollback()
+    got = read_on_both(databases, statements, _rows, _wrote if in_transaction else None)
     assert _disagreements(statements, *got) == []
     assert sum(1 for rows in got[1] if rows) > SELECTS // 2  # most statements return rows
     assert {"IN", "NOT IN", "EXISTS", "NOT EXISTS", "semi-join over a join", "ORDER BY over a scan"} <= set(

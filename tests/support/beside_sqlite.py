@@ -55,3 +55,26 @@ def same_outcome(
     assert outcomes[0] == outcomes[1]
     assert stored(databases[0]) == stored(databases[1])
     return message if outcomes[0] is IntegrityError else outcomes[0]
+
+
+def read_on_both(
+    databases: tuple[Engine, Engine],
+    statements: list[Any],
+    rows: Callable[[Any, Any], Any],
+    wrote: Callable[[Any], None] | None,
+) -> list[list[Any]]:
+    """``rows(conn, statement)`` of every statement on DynamoDB (scans allowed, sorts of up to
+    1,000 rows on the client) and on SQLite, one connection each: in a transaction after
+    ``wrote(conn)`` (so the reads see its writes), or in AUTOCOMMIT when ``wrote`` is None;
+    rolled back afterwards."""
+    dynamodb, sqlite = databases
+    got = []
+    for engine in (dynamodb.execution_options(dynamodb_scan="allow", dynamodb_client_sort=1000), sqlite):
+        with engine.connect() as conn:
+            if wrote is not None:
+                wrote(conn)
+            else:
+                conn.execution_options(isolation_level="AUTOCOMMIT")
+            got.append([rows(conn, statement) for statement in statements])
+            conn.rollback()
+    return got
