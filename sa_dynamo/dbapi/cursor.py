@@ -305,6 +305,8 @@ class Cursor:
         self._unfinished = False
         self.consumed.rows = self._delivered
         self.consumed.skipped = self._pages.skipped
+        if not self.connection.hide_parameters:  # the kinds are values
+            self.consumed.unknown_kinds = tuple(self._pages.unknown)
         capacity.report(self.consumed)
         if self.finished is not None:
             self.finished(self.consumed)

@@ -72,7 +72,8 @@ def keys_of(items: list[dict[str, Any]], first: Sequence[str] = ()) -> list[str]
 class Discriminator(NamedTuple):
     """What to do with items whose discriminator names no known kind (written by someone else).
 
-    ``policy`` is "skip" (drop them, counted in ``Cursor.skipped`` and the log), "raise" (a
+    ``policy`` is "skip" (drop them, counted in ``Cursor.skipped`` and the statement's log line,
+    which names the first few kinds: ``capacity.NAMED_KINDS``), "raise" (a
     DataError naming the value) or "base" (present them as ``base``, the loading class's kind).
     ``mapped`` names the attributes each kind's class maps: an attribute bag of an item holds
     every other attribute, whatever columns the result has for the other kinds.
@@ -84,7 +85,9 @@ class Discriminator(NamedTuple):
     base: str
     mapped: Mapping[str, frozenset[str]] = MappingProxyType({})
 
-    def sort_out(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def sort_out(self, items: list[dict[str, Any]], unknown: dict[str, None]) -> list[dict[str, Any]]:
+        """The items to keep; the kinds of those skipped are added to ``unknown``, the first
+        ``capacity.NAMED_KINDS`` + 1 distinct ones (one more tells that there are more)."""
         kept = []
         for item in items:
             value = item.get(self.attribute, {}).get("S")
@@ -98,8 +101,8 @@ class Discriminator(NamedTuple):
                 )
             elif self.policy == "base":
                 kept.append({**item, self.attribute: {"S": self.base}})
-            else:
-                log.info("skipped an item with unknown %s = %r", self.attribute, value)
+            elif len(unknown) <= capacity.NAMED_KINDS:
+                unknown[value] = None
         return kept
 
 
@@ -121,6 +124,7 @@ class Pages:
         self.star_order = star_order  # SELECT *: the columns that come first
         self.pages = 0
         self.skipped = 0
+        self.unknown: dict[str, None] = {}  # the kinds of the skipped items (Discriminator.sort_out)
         self.names: Sequence[str] = ()
         self.paths: list[tuple[stmt.Step, ...]] | None = None  # set for a covered projection
         self.rest: str | None = None  # the column holding every attribute the other names do not
@@ -335,7 +339,7 @@ class Pages:
 
     def _rows(self, items: list[dict[str, Any]]) -> list[tuple]:
         if self.discriminator is not None:
-            kept = self.discriminator.sort_out(items)
+            kept = self.discriminator.sort_out(items, self.unknown)
             self.skipped += len(items) - len(kept)
             items = kept
         value = deserialize_wire if self.wire else deserialize
