@@ -42,7 +42,8 @@ class Consumed:
     ``reads`` and ``writes`` are capacity units by table ("app") and index ("app/gsi1");
     ``requests`` counts the requests sent (a read's pages, a batch's calls); ``skipped`` the
     items of unknown kinds dropped (paging.Discriminator) and ``unknown_kinds`` the first few
-    of their kinds (none with hide_parameters: they are values); ``milliseconds`` the time
+    of their kinds (none with hide_parameters: they are values); ``filtered`` the items the
+    driver's own filter discarded (paging.ItemFilter); ``milliseconds`` the time
     spent in the driver on the statement (its requests and rows), not the caller's between
     fetches."""
 
@@ -52,6 +53,7 @@ class Consumed:
     items: int = 0
     rows: int = 0
     skipped: int = 0
+    filtered: int = 0
     unknown_kinds: tuple[str, ...] = ()
     milliseconds: float = field(default=0.0, compare=False)  # differs run to run: not in ==
     reported: bool = False
@@ -105,6 +107,7 @@ class Consumed:
             items=self.items + other.items,
             rows=self.rows + other.rows,
             skipped=self.skipped + other.skipped,
+            filtered=self.filtered + other.filtered,
             milliseconds=self.milliseconds + other.milliseconds,
             reported=self.reported or other.reported,
             reads=_summed(self.reads, other.reads),
@@ -152,6 +155,8 @@ def line(consumed: Consumed) -> str:
     ]
     if consumed.skipped:
         parts.append(f"{consumed.skipped:,} of unknown kinds skipped{_named(consumed.unknown_kinds)}")
+    if consumed.filtered:
+        parts.append(f"{consumed.filtered:,} discarded by the driver's filter")
     if not consumed.reported:
         parts.append("capacity not reported")
     for unit, by_name in (("RCU", consumed.reads), ("WCU", consumed.writes)):

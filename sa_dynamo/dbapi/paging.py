@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -106,6 +106,18 @@ class Discriminator(NamedTuple):
         return kept
 
 
+class ItemFilter(NamedTuple):
+    """A test the driver applies to the items a read returns, in DynamoDB's place (the dialect's
+    predicate of tests it took out of the statement): ``test`` takes the item's ``attributes``
+    as Python values, those it has."""
+
+    attributes: tuple[str, ...]
+    test: Callable[[dict[str, Any]], bool]
+
+    def keeps(self, item: dict[str, Any], value: Callable[[Any], Any]) -> bool:
+        return self.test({name: value(item[name]) for name in self.attributes if name in item})
+
+
 class Pages:
     """The pages of one statement's result, and what reading them cost.
 
@@ -118,9 +130,12 @@ class Pages:
         transport: Transport,
         discriminator: Discriminator | None = None,
         star_order: Sequence[str] = (),
+        item_filter: ItemFilter | None = None,
     ):
         self.transport = transport
         self.discriminator = discriminator
+        self.item_filter = item_filter
+        self.filtered = 0  # items the item filter discarded
         self.star_order = star_order  # SELECT *: the columns that come first
         self.pages = 0
         self.skipped = 0
@@ -338,11 +353,15 @@ class Pages:
             return self._rows(items)
 
     def _rows(self, items: list[dict[str, Any]]) -> list[tuple]:
+        value = deserialize_wire if self.wire else deserialize
+        if self.item_filter is not None:
+            kept = [item for item in items if self.item_filter.keeps(item, value)]
+            self.filtered += len(items) - len(kept)
+            items = kept
         if self.discriminator is not None:
             kept = self.discriminator.sort_out(items, self.unknown)
             self.skipped += len(items) - len(kept)
             items = kept
-        value = deserialize_wire if self.wire else deserialize
         rows: list[tuple] = []
         append = rows.append
         if self.paths is not None:
