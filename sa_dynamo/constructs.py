@@ -35,12 +35,11 @@ def upsert(table: Any) -> Upsert:
     return Upsert(table)
 
 
-class use_index(ExecutableOption, HasCacheKey):
-    """``select(Order).where(Order.status == "OPEN").options(sa_dynamo.use_index("gsi1"))``:
-    read the index ``gsi1`` of the statement's table instead of letting the planner choose."""
+class _CompilerOption(ExecutableOption, HasCacheKey):
+    """A statement option that only speaks to sa_dynamo's compiler, part of the cache key."""
 
     _is_has_cache_key = True
-    # Read by the ORM when it walks a statement's options; this one only speaks to the compiler.
+    # Read by the ORM when it walks a statement's options.
     _is_compile_state = False
     _is_criteria_option = False
     _is_legacy_option = False
@@ -48,6 +47,14 @@ class use_index(ExecutableOption, HasCacheKey):
     _is_strategy_option = False
     propagate_to_loaders = False
     _cache_key_traversal = [("name", InternalTraversal.dp_string)]
+    name: str
+
+
+class use_index(_CompilerOption):
+    """``select(Order).where(Order.status == "OPEN").options(sa_dynamo.use_index("gsi1"))``:
+    read the index ``gsi1`` of the statement's table instead of letting the planner choose."""
+
+    inherit_cache = True
 
     def __init__(self, name: str):
         if not isinstance(name, str) or not name:
@@ -58,15 +65,33 @@ class use_index(ExecutableOption, HasCacheKey):
         return f"use_index({self.name!r})"
 
 
+class kinds_after_reading(_CompilerOption):
+    """Not public: the driver, not DynamoDB, applies the statement's test of the discriminator
+    attribute ``name`` (``"$type" IN [...]``), so that it counts the items of the other kinds a
+    read returns (the CapacityWarning is on: orm/discriminator.py). DynamoDB bills a Query or
+    Scan by the items it reads before any filter, and its 1 MB page is counted before the filter
+    too: the units and pages are the same, only more items travel."""
+
+    inherit_cache = True
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+def _named(option: type[_CompilerOption], statements: tuple[Any, ...]) -> set[str]:
+    return {o.name for statement in statements for o in statement_options(statement) if isinstance(o, option)}
+
+
+def discriminator_after_reading(*statements: Any) -> str | None:
+    """The discriminator attribute a kinds_after_reading() option names on any of ``statements``."""
+    names = _named(kinds_after_reading, statements)
+    return min(names) if len(names) == 1 else None
+
+
 def forced_index(*statements: Any) -> str | None:
     """The index a use_index() option names on any of ``statements`` (the compiled statement,
     and the SELECT the ORM derived from it)."""
-    names = {
-        option.name
-        for statement in statements
-        for option in statement_options(statement)
-        if isinstance(option, use_index)
-    }
+    names = _named(use_index, statements)
     if len(names) > 1:
         raise ArgumentError(f"a statement can read one index, not {', '.join(sorted(names))}")
     return names.pop() if names else None

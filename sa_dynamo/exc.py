@@ -30,7 +30,10 @@ class ScanWarning(sa_exc.SAWarning):
 
 class CapacityWarning(sa_exc.SAWarning):
     """A read handed out far fewer rows than the items DynamoDB returned (and billed) for it
-    (``dynamodb_capacity_warning=N``, off by default)."""
+    (``dynamodb_capacity_warning=N``, off by default). While it is on, an ORM read's
+    discriminator filter is applied by the driver instead of sent, so that the items of other
+    kinds are counted: the same rows, requests and units (DynamoDB bills and pages by the items
+    read before any filter), more bytes on the wire."""
 
 
 class ScanNotAllowed(sa_exc.InvalidRequestError):

@@ -36,7 +36,8 @@ class Plan:
 
     A Query or Scan with a ``filter`` pays for every item it reads, the ones the filter then
     discards too; ``discriminator`` names the discriminator when the filter tests it (the
-    other kinds' items of the partition are read and discarded).
+    other kinds' items of the partition are read and discarded). ``driver_filter`` is tested
+    by the driver on the items DynamoDB returns, so that it sees (and counts) what it discards.
 
     A statement the client computes over several requests (a join, GROUP BY, an UPDATE by any
     WHERE) has ``steps``: the plans of the statements it sends, in order, each with what it is
@@ -54,6 +55,9 @@ class Plan:
     steps: tuple[Plan, ...] = ()
     client: str = ""
     discriminator: str = ""  # the discriminator attribute the filter tests, if it does
+    # the tests the driver applies to the items read instead of DynamoDB: the discriminator's,
+    # while the CapacityWarning is on (constructs.kinds_after_reading); not in the PartiQL
+    driver_filter: str = ""
 
     @property
     def source(self) -> str:
@@ -70,7 +74,11 @@ class Plan:
             return _PLACEHOLDER.sub("?", text)
 
         return replace(
-            self, key_condition=sent(self.key_condition), filter=sent(self.filter), partiql=partiql
+            self,
+            key_condition=sent(self.key_condition),
+            filter=sent(self.filter),
+            driver_filter=sent(self.driver_filter),
+            partiql=partiql,
         )
 
     def nothing_sent(self) -> Plan:
@@ -87,6 +95,8 @@ class Plan:
             parts.append(f"key: {self.key_condition}")
         if self.filter:
             parts.append(f"filter: {self.filter}")
+        if self.driver_filter:
+            parts.append(f"driver filter: {self.driver_filter}")
         if self.reason:
             parts.append(f"({self.reason})")
         return "; ".join(parts)
@@ -106,6 +116,8 @@ class Plan:
             f"key condition: {self.key_condition or '-'}",
             f"filter:        {self.filter or '-'}",
         ]
+        if self.driver_filter:
+            lines.append(f"driver filter: {self.driver_filter}")
         lines += self._after_reading()
         if self.reason:
             lines.append(f"note:          {self.reason}")
@@ -113,11 +125,19 @@ class Plan:
         return "\n".join(lines)
 
     def _after_reading(self) -> list[str]:
-        """What the filter costs: DynamoDB reads and bills the items before it discards any."""
-        if not self.filter or self.operation not in ("Query", "Scan"):
+        """What the filters cost: DynamoDB reads and bills the items before it (or the driver)
+        discards any."""
+        if not (self.filter or self.driver_filter) or self.operation not in ("Query", "Scan"):
             return []
         read = "every item the key condition matches" if self.operation == "Query" else "every item"
-        lines = [f"after reading: DynamoDB reads and bills {read}, then the filter discards those it fails"]
+        then = ["the filter discards those it fails"] if self.filter else []
+        if self.driver_filter:
+            then.append(
+                "the driver discards those the driver filter fails and counts them for the "
+                "CapacityWarning (dynamodb_capacity_warning)"
+            )
+        returned = "reads and bills" if self.filter else "reads, bills and returns"
+        lines = [f"after reading: DynamoDB {returned} {read}, then {'; '.join(then)}"]
         if self.discriminator:
             lines.append(
                 f"discriminator: the filter on {self.discriminator!r} discards the other kinds' items after "
@@ -131,7 +151,7 @@ class Plan:
         for column in columns:
             table = getattr(column, "table", None)
             quoted = '"' + column.name.replace('"', '""') + '"'
-            if getattr(table, "name", None) == self.table and quoted in self.filter:
+            if getattr(table, "name", None) == self.table and quoted in self.filter + self.driver_filter:
                 return replace(self, discriminator=column.name)
         return self
 

@@ -25,6 +25,9 @@ DATA_PLANE = frozenset(
     {"ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction", "BatchWriteItem", "BatchGetItem"}
 )
 _WRITES = frozenset({"ExecuteTransaction", "BatchWriteItem"})
+# The unknown kinds a statement's line names at most: a partition of 10,000 items of one
+# unknown kind is one line that names it once (paging.Discriminator).
+NAMED_KINDS = 3
 
 
 def asking(body: dict[str, Any]) -> dict[str, Any]:
@@ -38,8 +41,11 @@ class Consumed:
 
     ``reads`` and ``writes`` are capacity units by table ("app") and index ("app/gsi1");
     ``requests`` counts the requests sent (a read's pages, a batch's calls); ``skipped`` the
-    items of unknown kinds dropped (paging.Discriminator); ``milliseconds`` the time spent in
-    the driver on the statement (its requests and rows), not the caller's between fetches."""
+    items of unknown kinds dropped (paging.Discriminator) and ``unknown_kinds`` the first few
+    of their kinds (none with hide_parameters: they are values); ``filtered`` the items the
+    driver's own filter discarded (paging.ItemFilter); ``milliseconds`` the time
+    spent in the driver on the statement (its requests and rows), not the caller's between
+    fetches."""
 
     operation: str = ""
     source: str = ""
@@ -47,6 +53,8 @@ class Consumed:
     items: int = 0
     rows: int = 0
     skipped: int = 0
+    filtered: int = 0
+    unknown_kinds: tuple[str, ...] = ()
     milliseconds: float = field(default=0.0, compare=False)  # differs run to run: not in ==
     reported: bool = False
     reads: dict[str, float] = field(default_factory=dict)
@@ -99,6 +107,7 @@ class Consumed:
             items=self.items + other.items,
             rows=self.rows + other.rows,
             skipped=self.skipped + other.skipped,
+            filtered=self.filtered + other.filtered,
             milliseconds=self.milliseconds + other.milliseconds,
             reported=self.reported or other.reported,
             reads=_summed(self.reads, other.reads),
@@ -145,7 +154,9 @@ def line(consumed: Consumed) -> str:
         f"{consumed.rows:,} rows"
     ]
     if consumed.skipped:
-        parts.append(f"{consumed.skipped:,} of unknown kinds skipped")
+        parts.append(f"{consumed.skipped:,} of unknown kinds skipped{_named(consumed.unknown_kinds)}")
+    if consumed.filtered:
+        parts.append(f"{consumed.filtered:,} discarded by the driver's filter")
     if not consumed.reported:
         parts.append("capacity not reported")
     for unit, by_name in (("RCU", consumed.reads), ("WCU", consumed.writes)):
@@ -153,6 +164,14 @@ def line(consumed: Consumed) -> str:
             parts.append(f"{sum(by_name.values()):,.1f} {unit} ({_apart(by_name)})")
     parts.append(f"{consumed.milliseconds:,.1f} ms")
     return ", ".join(parts)
+
+
+def _named(kinds: tuple[str, ...]) -> str:
+    """The unknown kinds of a line: the first few, "..." for more."""
+    if not kinds:
+        return ""
+    shown = ", ".join(map(repr, kinds[:NAMED_KINDS]))
+    return f" ({shown}, ...)" if len(kinds) > NAMED_KINDS else f" ({shown})"
 
 
 def _apart(by_name: Mapping[str, float]) -> str:

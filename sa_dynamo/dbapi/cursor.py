@@ -22,7 +22,7 @@ from .errors import (
     ProgrammingError,
     in_row,
 )
-from .paging import Discriminator, Pages, projection
+from .paging import Discriminator, ItemFilter, Pages, projection
 from .request import kind_of, request, source_of
 
 if TYPE_CHECKING:
@@ -58,7 +58,8 @@ class Cursor:
     ``consistent_read``, ``max_rows`` (stop reading after that many rows), ``skip_rows`` (SQL's
     OFFSET: that many rows are read and dropped before the first is handed out), ``count_only`` (a
     RETURNING write sets rowcount but yields no rows), ``count`` ("rows"/"values": a SELECT
-    yields one row, the COUNT), ``discriminator`` (see Discriminator), ``page_rows`` with
+    yields one row, the COUNT), ``discriminator`` (see Discriminator), ``item_filter`` (a test
+    of the items read, applied here in DynamoDB's place: see ItemFilter), ``page_rows`` with
     ``start_token`` (read exactly one page of rows; ``resume_token`` continues after it),
     ``client_read`` (a batch of key reads, or rows sorted on the client: see client_reads.py),
     ``describe()`` (a dry run), ``matched_nothing()`` (the answer to a WHERE known to match
@@ -84,6 +85,7 @@ class Cursor:
         self.skip_rows = 0
         self.count_only = False
         self.discriminator: Discriminator | None = None
+        self.item_filter: ItemFilter | None = None
         self.count: str | None = None
         self.hidden_columns = 0  # trailing projected attributes that are read but not returned
         # SELECT * with fixed columns: (names, rest), where column ``rest`` holds every attribute
@@ -305,6 +307,9 @@ class Cursor:
         self._unfinished = False
         self.consumed.rows = self._delivered
         self.consumed.skipped = self._pages.skipped
+        self.consumed.filtered = self._pages.filtered
+        if not self.connection.hide_parameters:  # the kinds are values
+            self.consumed.unknown_kinds = tuple(self._pages.unknown)
         capacity.report(self.consumed)
         if self.finished is not None:
             self.finished(self.consumed)
@@ -312,7 +317,7 @@ class Cursor:
     def _reset(self) -> None:
         self.description = None
         self.rowcount = -1
-        self._pages = Pages(self.connection.transport, self.discriminator, self.star_order)
+        self._pages = Pages(self.connection.transport, self.discriminator, self.star_order, self.item_filter)
         self._rows: deque[tuple] = deque()
         self._delivered = 0
         self._skipped = 0  # rows dropped for skip_rows so far

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -72,7 +72,8 @@ def keys_of(items: list[dict[str, Any]], first: Sequence[str] = ()) -> list[str]
 class Discriminator(NamedTuple):
     """What to do with items whose discriminator names no known kind (written by someone else).
 
-    ``policy`` is "skip" (drop them, counted in ``Cursor.skipped`` and the log), "raise" (a
+    ``policy`` is "skip" (drop them, counted in ``Cursor.skipped`` and the statement's log line,
+    which names the first few kinds: ``capacity.NAMED_KINDS``), "raise" (a
     DataError naming the value) or "base" (present them as ``base``, the loading class's kind).
     ``mapped`` names the attributes each kind's class maps: an attribute bag of an item holds
     every other attribute, whatever columns the result has for the other kinds.
@@ -84,7 +85,9 @@ class Discriminator(NamedTuple):
     base: str
     mapped: Mapping[str, frozenset[str]] = MappingProxyType({})
 
-    def sort_out(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def sort_out(self, items: list[dict[str, Any]], unknown: dict[str, None]) -> list[dict[str, Any]]:
+        """The items to keep; the kinds of those skipped are added to ``unknown``, the first
+        ``capacity.NAMED_KINDS`` + 1 distinct ones (one more tells that there are more)."""
         kept = []
         for item in items:
             value = item.get(self.attribute, {}).get("S")
@@ -98,9 +101,21 @@ class Discriminator(NamedTuple):
                 )
             elif self.policy == "base":
                 kept.append({**item, self.attribute: {"S": self.base}})
-            else:
-                log.info("skipped an item with unknown %s = %r", self.attribute, value)
+            elif len(unknown) <= capacity.NAMED_KINDS:
+                unknown[value] = None
         return kept
+
+
+class ItemFilter(NamedTuple):
+    """A test the driver applies to the items a read returns, in DynamoDB's place (the dialect's
+    predicate of tests it took out of the statement): ``test`` takes the item's ``attributes``
+    as Python values, those it has."""
+
+    attributes: tuple[str, ...]
+    test: Callable[[dict[str, Any]], bool]
+
+    def keeps(self, item: dict[str, Any], value: Callable[[Any], Any]) -> bool:
+        return self.test({name: value(item[name]) for name in self.attributes if name in item})
 
 
 class Pages:
@@ -115,12 +130,16 @@ class Pages:
         transport: Transport,
         discriminator: Discriminator | None = None,
         star_order: Sequence[str] = (),
+        item_filter: ItemFilter | None = None,
     ):
         self.transport = transport
         self.discriminator = discriminator
+        self.item_filter = item_filter
+        self.filtered = 0  # items the item filter discarded
         self.star_order = star_order  # SELECT *: the columns that come first
         self.pages = 0
         self.skipped = 0
+        self.unknown: dict[str, None] = {}  # the kinds of the skipped items (Discriminator.sort_out)
         self.names: Sequence[str] = ()
         self.paths: list[tuple[stmt.Step, ...]] | None = None  # set for a covered projection
         self.rest: str | None = None  # the column holding every attribute the other names do not
@@ -334,11 +353,15 @@ class Pages:
             return self._rows(items)
 
     def _rows(self, items: list[dict[str, Any]]) -> list[tuple]:
+        value = deserialize_wire if self.wire else deserialize
+        if self.item_filter is not None:
+            kept = [item for item in items if self.item_filter.keeps(item, value)]
+            self.filtered += len(items) - len(kept)
+            items = kept
         if self.discriminator is not None:
-            kept = self.discriminator.sort_out(items)
+            kept = self.discriminator.sort_out(items, self.unknown)
             self.skipped += len(items) - len(kept)
             items = kept
-        value = deserialize_wire if self.wire else deserialize
         rows: list[tuple] = []
         append = rows.append
         if self.paths is not None:

@@ -3,9 +3,12 @@ for it, items read, billed and then dropped by the driver (``dynamodb_capacity_w
 ratio of items to rows from which a read warns; off by default).
 
 Only what the driver sees is measured: a PartiQL answer carries no count of the items DynamoDB
-evaluated, so the items DynamoDB's own filter discards (a ``"$type" IN [...]`` in the WHERE)
-are not counted; ``explain()`` names that filter. Measured are the items dropped on the client:
-kinds no mapped class loads, the rows an OFFSET skips, the rest of a page past a LIMIT.
+evaluated, so the items a filter DynamoDB applies discards are not counted; ``explain()`` names
+that filter. While the warning is on, an ORM read's discriminator filter (``"$type" IN [...]``)
+is therefore applied by the driver, not sent (orm/discriminator.py): DynamoDB reads and bills
+the same items, and the driver counts the other kinds'. Measured are the items dropped on the
+client: those, kinds no mapped class loads, the rows an OFFSET skips, the rest of a page past
+a LIMIT.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ OPTION = "dynamodb_capacity_warning"
 
 
 def ratio(value: Any) -> float | None:
-    """The option's threshold, checked: None (off) or a number of 1 or more."""
+    """The option's threshold, checked: None (off) or a number of 1 or more. On, it moves an
+    ORM read's discriminator filter from DynamoDB to the driver (see the module's docstring):
+    the same units and pages, only the other kinds' items travel too."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 1:
@@ -61,6 +66,12 @@ def message(
             f"their discriminator {discriminator!r}. {kind_advice(plan, discriminator)} (DynamoDB's "
             "own discriminator filter, dynamodb_discriminator_filter, returns fewer of them but reads "
             "and bills them all)"
+        )
+    if consumed.filtered and plan.driver_filter and discriminator is not None:
+        return (
+            f"{head}: {consumed.filtered} were of other kinds, discarded by the driver's filter "
+            f"{plan.driver_filter} (applied after reading while this warning is on; sent to "
+            f"DynamoDB, it reads and bills them all the same). {kind_advice(plan, discriminator)}"
         )
     if offset:
         return (

@@ -16,7 +16,7 @@ from sqlalchemy.sql.selectable import TextualSelect
 
 from .. import caller
 from ..dbapi.limits import MAX_PARTITION_KEYS
-from ..dbapi.paging import Discriminator
+from ..dbapi.paging import Discriminator, ItemFilter
 from ..exc import ScanNotAllowed, ScanWarning, refuse
 from ..plan import EXPLAINED, READS, Plan, scan_message
 from ..sqlalchemy_private import expanded_parameters, text_bindparams, unit_of_work_flush
@@ -181,7 +181,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         if plan is not None:
             finished = batch_note(self._finished_plan(compiled, plan), batch, len(self.parameters[0]))
             self._guard(finished.nothing_sent() if self.matches_nothing else finished)
-            self._watch_capacity(finished)
+            self._watch_capacity(finished, compiled.record.driver_filter)
 
     def _batch_read(self, compiled: Any) -> BatchGet | None:
         """A key list read as a batch of single-item SELECTs (always for tuple_(...).in_(), for
@@ -199,7 +199,8 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
     def _finished_plan(self, compiled: Any, plan: Plan) -> Plan:
         """The plan with the PartiQL as sent. Without parameters expanded at execution time it is
         the same for every execution of the same text, so the compiled statement keeps it."""
-        if expanded_parameters(self):
+        if expanded_parameters(self) or compiled.record.driver_filter is not None:
+            # (the driver filter's IN list is not sent, so SQLAlchemy does not expand it)
             return plan.finished(self.statement, self._rendered_at_execution)
         kept = compiled.record.finished_plan
         if kept is not None and kept[0] is plan and kept[1] == self.statement:
@@ -210,8 +211,13 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
 
     def _rendered_at_execution(self, name: str) -> str:
         """How a parameter rendered at execution time appears in the plan: an expanded list as
-        its placeholders, a literal (a JSON path step) as ``?`` (the PartiQL shows its value)."""
-        return ", ".join("?" * len(expanded_parameters(self).get(name, [name])))
+        its placeholders, a literal (a JSON path step) as ``?`` (the PartiQL shows its value); a
+        list the driver tests instead of sending it (Plan.driver_filter) as one ``?`` per value."""
+        expanded = expanded_parameters(self).get(name)
+        if expanded is None:
+            value = self.compiled_parameters[0].get(name)
+            expanded = value if isinstance(value, (list, tuple)) else [name]
+        return ", ".join("?" * len(expanded))
 
     def _guard(self, plan: Plan) -> None:
         """Log the plan; hold back a scan the policy forbids; hand the plan to explain().
@@ -240,7 +246,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             raise ScanNotAllowed(message)
         caller.warn(message, ScanWarning)
 
-    def _watch_capacity(self, plan: Plan) -> None:
+    def _watch_capacity(self, plan: Plan, driver_filter: tuple[Any, str] | None) -> None:
         """A read warns when it hands out far fewer rows than DynamoDB returned (capacity_warning.py)."""
         options = self.options_in_force
         threshold = capacity_warning.ratio(
@@ -249,9 +255,8 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         if threshold is None or plan.operation not in READS or EXPLAIN in options or self.matches_nothing:
             return
         discriminator = options.get(DISCRIMINATOR)
-        capacity_warning.watch(
-            self.cursor, plan, threshold, discriminator and discriminator[0], self.dialect.hide_parameters
-        )
+        attribute = driver_filter[1] if driver_filter is not None else discriminator and discriminator[0]
+        capacity_warning.watch(self.cursor, plan, threshold, attribute, self.dialect.hide_parameters)
 
     def _scan_policy(self) -> str:
         return self.options_in_force.get("dynamodb_scan", self.dialect.dynamodb_scan)
@@ -316,6 +321,11 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                 rows = range(len(self.compiled_parameters))
                 cursor.write_matches = [self._item_test(compiled, row) for row in rows]
                 cursor.matched_by_read = bool(options.get(MATCHED))
+        driver_filter = compiled.record.driver_filter
+        cursor.item_filter = None
+        if driver_filter is not None:
+            test, attribute = driver_filter
+            cursor.item_filter = ItemFilter((attribute,), self._item_test(compiled, predicate=test))
         cursor.count = compiled.record.count
         cursor.hidden_columns = compiled.record.hidden_columns
         cursor.star_columns = compiled.record.star_columns
@@ -340,11 +350,11 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             cursor.start_token = page.start(self.statement, self.parameters, limit, cursor)
             cursor.page_rows = page.rows
 
-    def _item_test(self, compiled: Any, row: int = 0) -> Callable[[dict], bool]:
-        """The statement's WHERE (with the parameters of ``row``, for an executemany) as a test of
-        one item; the parameters' values are worked out when it is first used (most reads have
-        no transaction's writes to test)."""
-        predicate = compiled.record.predicate
+    def _item_test(self, compiled: Any, row: int = 0, predicate: Any = None) -> Callable[[dict], bool]:
+        """The statement's WHERE (or ``predicate``, some of its tests; with the parameters of
+        ``row``, for an executemany) as a test of one item; the parameters' values are worked
+        out when it is first used (most reads have no transaction's writes to test)."""
+        predicate = predicate or compiled.record.predicate
         values: Values | None = None
 
         def matches(item: dict) -> bool:

@@ -13,9 +13,11 @@ from typing import Any, ClassVar
 from sqlalchemy import String
 from sqlalchemy.orm import Mapper, ORMExecuteState, mapped_column, with_loader_criteria
 
+from ..constructs import kinds_after_reading
+from ..dialect.capacity_warning import OPTION
 from ..dialect.options import DISCRIMINATOR
 from .attribute_bags import mapped_by_kind
-from .scope import on_dynamodb
+from .scope import dynamodb_bind
 from .shared_tables import discriminator_column
 
 FILTER_OPTION = "dynamodb_discriminator_filter"
@@ -65,7 +67,14 @@ def inject_discriminator_filter(state: ORMExecuteState) -> None:
     mappers = state.all_mappers or ([state.bind_mapper] if state.bind_mapper is not None else [])
     for mapper in mappers:
         column = discriminator_column(mapper)
-        if column is None or mapper.inherits is not None or not on_dynamodb(state, mapper):
+        bind = None if column is None else dynamodb_bind(state, mapper)
+        if bind is None:
+            continue
+        if capacity_warned(state, bind):
+            # the filter on the kinds, this one or SQLAlchemy's of a subclass, is applied by the
+            # driver, which counts the items of other kinds it reads (constructs.kinds_after_reading)
+            state.statement = state.statement.options(kinds_after_reading(column.name))
+        if mapper.inherits is not None:
             continue
         known = identities(mapper)
         state.update_execution_options(
@@ -85,6 +94,15 @@ def inject_discriminator_filter(state: ORMExecuteState) -> None:
                 # name the table, not the alias
                 with_loader_criteria(mapper, lambda entity: kinds_filter(entity), include_aliases=True)
             )
+
+
+def capacity_warned(state: ORMExecuteState, bind: Any) -> bool:
+    """Whether the CapacityWarning is on for the statement: its own option or the execute()
+    call's, else its connection's, else its engine's (create_engine's keyword)."""
+    ratio = state.execution_options.get(
+        OPTION, bind.get_execution_options().get(OPTION, bind.dialect.dynamodb_capacity_warning)
+    )
+    return ratio is not None
 
 
 def kinds_filter(entity: Any) -> Any:

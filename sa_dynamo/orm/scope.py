@@ -21,11 +21,17 @@ def is_dynamodb(bind: Any) -> bool:
 
 def on_dynamodb(state: ORMExecuteState, mapper: Mapper | None = None) -> bool:
     """Whether the session sends ``state``'s statement (for ``mapper``, when given) to DynamoDB."""
+    return dynamodb_bind(state, mapper) is not None
+
+
+def dynamodb_bind(state: ORMExecuteState, mapper: Mapper | None = None) -> Any:
+    """The Engine or Connection that sends ``state``'s statement (for ``mapper``, when given) to
+    DynamoDB; None when another database's gets it."""
     arguments = dict(state.bind_arguments)
     if mapper is not None:
         arguments["mapper"] = mapper
     try:
         bind = state.session.get_bind(**arguments)
     except Exception:  # no bind at all: nothing will be sent, by us or by anyone
-        return False
-    return is_dynamodb(bind)
+        return None
+    return bind if is_dynamodb(bind) else None

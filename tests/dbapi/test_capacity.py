@@ -233,12 +233,40 @@ def test_items_of_unknown_kinds_skipped_are_counted_and_the_time_is_the_driver_s
         cur.execute(f'SELECT "sk", "t" FROM {table.ref} WHERE "pk" = ?', ["p"])
         assert [row[1] for row in cur.fetchall()] == ["order", "line", "line", "line"]
     assert cur.consumed == capacity.Consumed(
-        operation="ExecuteStatement", source=table.name, requests=1, items=5, rows=4, skipped=1
+        operation="ExecuteStatement",
+        source=table.name,
+        requests=1,
+        items=5,
+        rows=4,
+        skipped=1,
+        unknown_kinds=("refund",),
     )
     assert cur.consumed.milliseconds > 0.0
     assert timed_lines(caplog)[-2:] == [
         f"ExecuteStatement {table.name}: 1 request, 0 items read, 0 rows, capacity not reported, <ms>",
-        f"ExecuteStatement {table.name}: 1 request, 5 items read, 4 rows, 1 of unknown kinds skipped, "
-        "capacity not reported, <ms>",
+        f"ExecuteStatement {table.name}: 1 request, 5 items read, 4 rows, 1 of unknown kinds skipped "
+        "('refund'), capacity not reported, <ms>",
     ]
     assert "secret" not in caplog.text
+
+
+@pytest.mark.parametrize("hidden", [False, True])
+def test_many_skipped_items_are_one_line_naming_their_first_kinds_unless_values_are_hidden(
+    connect: Callable[..., dbapi.Connection], table: Table, caplog: pytest.LogCaptureFixture, hidden: bool
+) -> None:
+    """A partition of many items of unknown kinds logs one line, not one per item; the kinds are
+    values, not named with hide_parameters."""
+    cur = connect(autocommit=True, hide_parameters=hidden).cursor()
+    kinds = ["order", *[f"kind-{i % 5}" for i in range(60)]]
+    cur.executemany(table.insert_sql(["pk", "sk", "t"]), [["p", f"{i:02}", t] for i, t in enumerate(kinds)])
+    cur.discriminator = Discriminator("t", frozenset({"order"}), "skip", "order")
+    with caplog.at_level(logging.DEBUG, logger="sa_dynamo"):
+        cur.execute(f'SELECT "sk", "t" FROM {table.ref} WHERE "pk" = ?', ["p"])
+        assert cur.fetchall() == [("00", "order")]
+    named = "" if hidden else " ('kind-0', 'kind-1', 'kind-2', ...)"
+    assert [line for line in timed_lines(caplog) if "skipped" in line] == [
+        f"ExecuteStatement {table.name}: 1 request, 61 items read, 1 rows, 60 of unknown kinds "
+        f"skipped{named}, capacity not reported, <ms>"
+    ]
+    assert cur.consumed.unknown_kinds == (() if hidden else ("kind-0", "kind-1", "kind-2", "kind-3"))
+    assert ("kind-" in caplog.text) is not hidden

@@ -34,6 +34,9 @@ class Record:
     not_in_chain: bool = False  # NOT IN must become a chain of <> at execution
     finished_plan: tuple | None = None  # (plan, statement, finished plan), per execution text
     predicate: Any = None  # the WHERE as a Python test of an item (predicate.py)
+    # the tests of the discriminator taken out of the PartiQL: (their predicate, the attribute),
+    # applied by the driver to the items read (constructs.kinds_after_reading)
+    driver_filter: tuple[Any, str] | None = None
     # a write's further tests of its key attributes, decided on the key's values at execution:
     # (their predicate, key attribute -> the bind parameter its == compares with)
     key_retests: tuple[Any, dict[str, Any]] | None = None

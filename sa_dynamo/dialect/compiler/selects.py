@@ -10,6 +10,7 @@ from sqlalchemy.sql import elements, operators
 from sqlalchemy.sql.schema import Table
 from sqlalchemy.sql.selectable import Join
 
+from ...constructs import discriminator_after_reading
 from ...exc import refuse
 from ...plan import Plan
 from ...sqlalchemy_private import limit_clause, offset_clause, order_by_clauses, select_extras, where_criteria
@@ -103,7 +104,10 @@ class Selects:
         text += ", ".join(inner_columns) + " FROM " + source
         table_hash = key_schema(table).hash_key if record.global_index else None
         if criteria:
-            rendered = where.render(keys, criteria, table_hash=table_hash, **kw)
+            kinds_read = discriminator_after_reading(select, getattr(compile_state, "select_statement", None))
+            if kinds_read is not None and not ({"*", preparer.quote(kinds_read)} & set(inner_columns)):
+                kinds_read = None  # the driver tests the items it reads: DynamoDB tests the others
+            rendered = where.render(keys, criteria, table_hash=table_hash, kinds_read=kinds_read, **kw)
             if rendered:
                 text += " WHERE " + rendered
         else:
@@ -124,6 +128,7 @@ class Selects:
             where.key_condition,
             where.filter,
             reason=reason if operation == "Scan" else "",
+            driver_filter=where.driver_filter,
         )
         if index is None and (
             where.key_list_columns or (keys.range_key is None and where.partition_key_list)

@@ -37,6 +37,7 @@ class Where:
         self.whole_key = False  # == on every key attribute: one item
         self.key_list_columns: list[Any] | None = None  # tuple_(...).in_(): the key, in its order
         self.partition_key_list: str | None = None  # the expanding parameter of an IN on the partition key
+        self.driver_filter = ""  # the text of the tests the driver applies after reading, not sent
 
     def single_table(self, from_: Any, statement: str) -> Table:
         from_ = table_of(from_)
@@ -63,12 +64,20 @@ class Where:
         return [t for t in terms if not isinstance(t, (elements.True_, elements.False_))]
 
     def render(
-        self, keys: KeySchema, criteria: Any, full_key: str | None = None, table_hash: Any = None, **kw: Any
+        self,
+        keys: KeySchema,
+        criteria: Any,
+        full_key: str | None = None,
+        table_hash: Any = None,
+        kinds_read: str | None = None,
+        **kw: Any,
     ) -> str:
         """The WHERE's text (see _render_where), and the same WHERE as a Python predicate, built after
-        the text so that a refused construct is refused in the compiler's words."""
+        the text so that a refused construct is refused in the compiler's words. ``kinds_read``:
+        the discriminator attribute whose IN test the driver applies after reading, not DynamoDB
+        (constructs.kinds_after_reading)."""
         terms = self.terms = self.folded_terms(criteria)
-        text = self._render_where(keys, terms, full_key, table_hash, **kw)
+        text = self._render_where(keys, terms, full_key, table_hash, kinds_read, **kw)
         names = {bind.key: name for bind, name in self.compiler.bind_names.items()}  # LIKE renders a copy
         for term in terms:
             if isinstance(term, elements.BinaryExpression) and term.operator in NULL_NEVER_TRUE:
@@ -86,6 +95,7 @@ class Where:
         terms: list[Any],
         full_key: str | None = None,
         table_hash: Any = None,
+        kinds_read: str | None = None,
         **kw: Any,
     ) -> str:
         """WHERE text: the key conditions first, every other condition in one group.
@@ -143,6 +153,8 @@ class Where:
             and hash_term.operator is operators.eq
             and (keys.range_key is None or (range_term is not None and range_term.operator is operators.eq))
         )
+        if kinds_read is not None and not full_key and self.partition_key_list is None:
+            rest = self._kinds_after_reading(rest, kinds_read, **kw)
         if not rest:
             self.filter = ""
             return self.key_condition
@@ -157,6 +169,23 @@ class Where:
             guarded = f"NOT (NOT ({self.filter}))"
             return " AND ".join([*key_parts, guarded])
         return " AND ".join([*key_parts, f"({self.filter})"])
+
+    def _kinds_after_reading(self, rest: list[Any], attribute: str, **kw: Any) -> list[Any]:
+        """``rest`` without its IN tests of the discriminator ``attribute``, which become the
+        driver's filter (``record.driver_filter``: their predicate, exact as the overlay's). A
+        COUNT stays DynamoDB's: the driver counts items it does not look at. Their parameters
+        are compiled, not rendered: they vary per execution, and the predicate reads them."""
+        record = self.compiler.record
+        moved = [t for t in rest if _tests_kinds(t, attribute)]
+        test = predicate_of(moved) if moved and record.count is None else None
+        if test is None:
+            return rest
+        self.driver_filter = " AND ".join(
+            self.compiler.process(t.self_group(against=operators.and_) if len(moved) > 1 else t, **kw)
+            for t in moved
+        )
+        record.driver_filter = (test, attribute)
+        return [t for t in rest if not any(t is m for m in moved)]
 
     def _partition_condition(self, term: Any, as_in: bool, **kw: Any) -> str:
         if self.key_list_columns:
@@ -197,3 +226,15 @@ class Where:
             )
             text = f"NOT (NOT ({text}))"
         return text
+
+
+def _tests_kinds(term: Any, attribute: str) -> bool:
+    """Whether ``term`` is ``attribute IN (a list of values)``."""
+    if not (isinstance(term, elements.BinaryExpression) and term.operator is operators.in_op):
+        return False
+    values = term.right.element if isinstance(term.right, elements.Grouping) else term.right
+    return (
+        isinstance(term.left, elements.ColumnClause)
+        and term.left.name == attribute
+        and isinstance(values, elements.BindParameter)
+    )
