@@ -90,8 +90,14 @@ class Discriminator(NamedTuple):
         ``capacity.NAMED_KINDS`` + 1 distinct ones (one more tells that there are more)."""
         kept = []
         for item in items:
-            value = item.get(self.attribute, {}).get("S")
-            if value is None or value in self.known:
+            typed = item.get(self.attribute)
+            if typed is None or "NULL" in typed:  # no kind at all: SQLAlchemy's rule, as on SQLite
+                kept.append(item)
+                continue
+            value = typed.get("S")
+            if value is None:  # a number or any other type: no mapped kind is one
+                value = str(next(iter(typed.values())))
+            if value in self.known:
                 kept.append(item)
             elif self.policy == "raise":
                 raise DataError(

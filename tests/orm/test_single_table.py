@@ -281,3 +281,30 @@ def test_a_statement_s_own_unknown_type_policy_wins_over_its_connection_s(engine
     lenient = engine.connect().execution_options(dynamodb_unknown_type="skip")
     with lenient, Session(lenient) as session, pytest.raises(DataError, match="'Invoice', which no mapped"):
         session.scalars(query.execution_options(dynamodb_unknown_type="raise")).all()
+
+
+@pytest.mark.parametrize("policy", ["skip", "raise"])
+def test_a_discriminator_of_another_type_is_an_unknown_kind_when_the_filter_is_off(
+    engine, raw, loaded, policy
+):
+    """A `$type` written as a number by another writer names no mapped kind: the policy decides,
+    as for an unknown string (DynamoDB's `IN` filter would not have returned it either)."""
+    Customer, Item = loaded.Customer, loaded.Item
+    with Session(engine) as session:
+        session.add(Customer(customer_id=f"99{policy}", name="Cy"))
+        session.commit()
+    raw.put_item(
+        TableName=Item.__table__.name,
+        Item={"pk": {"S": f"CUSTOMER#99{policy}"}, "sk": {"S": "LEGACY#1"}, "$type": {"N": "5"}},
+    )
+    query = (
+        select(Item)
+        .where(Item.pk == f"CUSTOMER#99{policy}")
+        .execution_options(dynamodb_discriminator_filter=False, dynamodb_unknown_type=policy)
+    )
+    with Session(engine) as session:
+        if policy == "raise":
+            with pytest.raises(DataError, match="'5', which no mapped class uses"):
+                session.scalars(query).all()
+            return
+        assert [(type(i).__name__, i.sk) for i in session.scalars(query)] == [("Customer", "METADATA")]
