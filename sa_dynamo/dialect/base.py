@@ -332,10 +332,9 @@ class DynamoDBDialect(default.DefaultDialect):
 
     @reflection.cache
     def get_table_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
-        # The counters' table is sa_dynamo's, as alembic_version is Alembic's: no model declares
-        # it, so autogenerate would drop it and check report it.
-        names = self._control_plane(control_plane.list_tables, connection)
-        return [name for name in names if name != counters.COUNTERS_TABLE]
+        # sa_dynamo's own tables (guards, counters) are left out by list_tables: no model declares
+        # them, so autogenerate would drop them.
+        return self._control_plane(control_plane.list_tables, connection)
 
     @reflection.cache
     def get_table_options(
