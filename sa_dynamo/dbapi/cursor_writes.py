@@ -32,7 +32,7 @@ class Owner(Protocol):
 
     def recording(self, consumed: capacity.Consumed) -> AbstractContextManager[None]: ...
 
-    def write_alone(
+    def commit_each_row(
         self, kind: str, statements: list[tuple[str, dict[str, Any]]], tests: Any, matched: bool
     ) -> list[int]: ...
 
@@ -93,7 +93,7 @@ class Writes:
 
     def _write_guarded(self, kind: str, statements: list[tuple[str, dict[str, Any]]]) -> int:
         """AUTOCOMMIT writes to a table with unique constraints, each row a transaction with
-        the guards of its unique values (Connection.write_alone)."""
+        the guards of its unique values (Connection.commit_each_row)."""
         if any(stmt.has_returning(operation) for operation, _ in statements) and not (
             kind == "DELETE" and self.count_only
         ):
@@ -101,7 +101,7 @@ class Writes:
                 "RETURNING cannot run on a table with unique constraints: its writes commit with "
                 "their guard items in a transaction, which returns no rows; read the rows back instead"
             )
-        counts = self.connection.write_alone(kind, statements, self.write_matches, self.matched_by_read)
+        counts = self.connection.commit_each_row(kind, statements, self.write_matches, self.matched_by_read)
         return batch.total_rowcount(counts)
 
     def _write_now(self, kind: str, operation: str, body: dict[str, Any]) -> None:
