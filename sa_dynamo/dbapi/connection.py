@@ -186,13 +186,14 @@ class Connection:
             raise
         log.debug("ExecuteTransaction committed %d statements (token %s)", len(statements), token)
 
-    def write_alone(
+    def commit_each_row(
         self, kind: str, statements: list[tuple[str, dict[str, Any]]], tests: Any, matched: bool
     ) -> list[int]:
-        """AUTOCOMMIT writes to a table with unique constraints: each row its own transaction
-        with the guards of its unique values; their rowcounts. An UPDATE or DELETE whose
-        condition fails counts 0, as its own statement would. Rows after a failed one are not
-        sent, and the error says which were applied."""
+        """One statement's rows (an executemany's) to a table with unique constraints, in
+        AUTOCOMMIT: each row committed apart, as one transaction with the guards of its unique
+        values; their rowcounts. An UPDATE or DELETE whose condition fails counts 0, as its own
+        statement would. Rows after a failed one are not sent, and the error says which were
+        applied. (all_or_nothing is the other way round: several statements' writes as one.)"""
         counts: list[int] = []
         for row, statement in enumerate(statements):
             alone = Buffer(self.transport, self.tables, self.hide_parameters)
@@ -214,9 +215,12 @@ class Connection:
         return counts
 
     @contextlib.contextmanager
-    def one_statement(self, what: str) -> Iterator[None]:
-        """The writes of one statement made of several (``what``), as one: in a transaction, let
-        go if it fails; in autocommit, held and committed as one ExecuteTransaction at its end."""
+    def all_or_nothing(self, what: str) -> Iterator[None]:
+        """The writes of the statements run in the block, which make one SQL statement
+        (``what``: a DELETE with its ON DELETE actions), applied together or not at all: in a
+        transaction, let go if the block fails; in AUTOCOMMIT, held and committed as one
+        ExecuteTransaction at its end. (commit_each_row is the other way round: one statement's
+        rows committed apart.)"""
         if not self.autocommit:
             with self.buffer.undone_on_error():
                 yield

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from . import guard_names
+from . import guard_names, own_tables
 from .errors import Error, OperationalError, ProgrammingError
 from .transport import Transport
 from .validate import TableRules, check_name, rules_from_description
@@ -89,13 +89,14 @@ def time_to_live_attribute(transport: Transport, table: str) -> str | None:
 
 
 def list_tables(transport: Transport, page_size: int | None = None) -> list[str]:
-    """Every table name but the guard tables of unique constraints (guard_names.py), following
-    ListTables paging (``page_size`` names per request; at most 100, DynamoDB's default)."""
+    """Every table name but sa_dynamo's own (own_tables.py: unique guards, the counters),
+    following ListTables paging (``page_size`` names per request; at most 100, DynamoDB's
+    default)."""
     names: list[str] = []
     request: dict[str, Any] = {} if page_size is None else {"Limit": page_size}
     while True:
         page = transport.send("ListTables", request)
-        names += [name for name in page.get("TableNames", []) if not guard_names.is_guard_table(name)]
+        names += [name for name in page.get("TableNames", []) if not own_tables.is_own_table(name)]
         if "LastEvaluatedTableName" not in page:
             return names
         request = {**request, "ExclusiveStartTableName": page["LastEvaluatedTableName"]}
@@ -141,7 +142,7 @@ def delete_table(transport: Transport, request: dict[str, Any]) -> None:
     transport.send("DeleteTable", _named(request))
     _wait(transport, f"table {name} to be deleted", lambda: _status(transport, name) is None)
     guards = guard_names.guard_table(name)
-    if not guard_names.is_guard_table(name) and _status(transport, guards) is not None:
+    if not own_tables.is_guard_table(name) and _status(transport, guards) is not None:
         delete_table(transport, {"TableName": guards})
 
 

@@ -19,11 +19,11 @@ from typing import Any
 
 from . import control_plane
 from .errors import Error, InterfaceError
+from .own_tables import COUNTERS_TABLE
 from .transport import Transport
 
 log = logging.getLogger("sa_dynamo.dbapi")
 
-COUNTERS_TABLE = "sa_dynamo_counters"
 # 20 ids per request: the counter's write adds a twentieth of a write to each insert, and a
 # process that stops wastes at most 19 ids.
 DEFAULT_BLOCK = 20

@@ -1,8 +1,8 @@
 """PEP 249 Cursor over ExecuteStatement / BatchExecuteStatement.
 
 The cursor dispatches a statement by its kind and hands out rows; building the request is
-request.py's job, reading pages paging.py's, AUTOCOMMIT writes batch.py's, and writes inside a
-transaction are the connection's buffer.
+request.py's job, reading pages paging.py's, sending writes cursor_writes.py's (AUTOCOMMIT ones
+through batch.py), and writes inside a transaction are the connection's buffer.
 """
 
 from __future__ import annotations
@@ -10,42 +10,17 @@ from __future__ import annotations
 import functools
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
-from . import batch, capacity, overlay
-from . import statement as stmt
+from . import capacity, overlay
 from .client_reads import ClientRead
+from .cursor_writes import Owner, Writes
 from .errors import (
     InterfaceError,
-    NotSupportedError,
     ProgrammingError,
-    in_row,
 )
 from .paging import Discriminator, ItemFilter, Pages, projection
 from .request import kind_of, request, source_of
-
-if TYPE_CHECKING:
-    from .buffer import Buffer
-    from .tables import Tables
-    from .transport import Transport
-
-
-class Owner(Protocol):
-    """What a cursor uses of its connection (connection.py)."""
-
-    autocommit: bool
-    hide_parameters: bool
-    closed: bool
-    transport: Transport
-    tables: Tables
-    buffer: Buffer
-
-    def recording(self, consumed: capacity.Consumed) -> AbstractContextManager[None]: ...
-
-    def write_alone(
-        self, kind: str, statements: list[tuple[str, dict[str, Any]]], tests: Any, matched: bool
-    ) -> list[int]: ...
 
 
 @functools.lru_cache(maxsize=1024)
@@ -53,7 +28,7 @@ def _description(names: tuple[str, ...]) -> tuple[tuple, ...]:
     return tuple((name, None, None, None, None, None, None) for name in names)
 
 
-class Cursor:
+class Cursor(Writes):
     """PEP 249 cursor. Extensions: ``page_size`` (items DynamoDB evaluates per request),
     ``consistent_read``, ``max_rows`` (stop reading after that many rows), ``skip_rows`` (SQL's
     OFFSET: that many rows are read and dropped before the first is handed out), ``count_only`` (a
@@ -227,39 +202,6 @@ class Cursor:
         self._finish()
         return self
 
-    def _execute_batch(self, kind: str, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
-        if kind not in ("INSERT", "UPDATE", "DELETE", "PUT"):
-            raise NotSupportedError(
-                "executemany runs INSERT, UPDATE, DELETE or PUT, one kind at a time; run a SELECT with execute()"
-            )
-        if not statements:
-            self.rowcount = 0
-            return
-        hidden, rows = self.connection.hide_parameters, len(statements)
-        bodies = []
-        for row, (operation, parameters) in enumerate(statements):
-            with in_row(row, rows):
-                bodies.append(request(operation, parameters, hidden))
-        tables = self.connection.tables
-        if kind == "PUT":
-            self.rowcount = self._put(bodies)
-        elif not self.connection.autocommit:
-            counts = self.connection.buffer.hold(
-                kind, [(b["Statement"], b) for b in bodies], self.write_matches, self.matched_by_read
-            )
-            self.rowcount = batch.total_rowcount(counts)
-        else:
-            checked = []
-            for row, body in enumerate(bodies):
-                with in_row(row, rows):
-                    checked.append(tables.checked(stmt.without_returning_old(body["Statement"]), body))
-            if any(write is not None and tables.unique(write.table) for write in checked):
-                self.rowcount = self._write_guarded(kind, [(b["Statement"], b) for b in bodies])
-                return
-            self.rowcount, error = batch.execute(self.connection.transport, kind, bodies, checked)
-            if error is not None:
-                raise error
-
     def fetchone(self) -> tuple | None:
         self._check_open()
         if not self._fill():
@@ -397,46 +339,3 @@ class Cursor:
                 self._finish()
             return False
         return True
-
-    # -- writing -------------------------------------------------------------------------
-
-    def _put(self, bodies: list[dict[str, Any]]) -> int:
-        if not self.connection.autocommit:
-            raise NotSupportedError(
-                "PUT (upsert) writes at once with BatchWriteItem and cannot join a transaction: "
-                "run it on an AUTOCOMMIT connection"
-            )
-        return batch.put(self.connection.transport, self.connection.tables, bodies)
-
-    def _write_guarded(self, kind: str, statements: list[tuple[str, dict[str, Any]]]) -> int:
-        """AUTOCOMMIT writes to a table with unique constraints, each row a transaction with
-        the guards of its unique values (Connection.write_alone)."""
-        if any(stmt.has_returning(operation) for operation, _ in statements) and not (
-            kind == "DELETE" and self.count_only
-        ):
-            raise NotSupportedError(
-                "RETURNING cannot run on a table with unique constraints: its writes commit with "
-                "their guard items in a transaction, which returns no rows; read the rows back instead"
-            )
-        counts = self.connection.write_alone(kind, statements, self.write_matches, self.matched_by_read)
-        return batch.total_rowcount(counts)
-
-    def _write_now(self, kind: str, operation: str, body: dict[str, Any]) -> None:
-        connection = self.connection
-        write = connection.tables.checked(stmt.without_returning_old(operation), body)
-        if write is not None and connection.tables.unique(write.table):
-            self.rowcount = self._write_guarded(kind, [(operation, body)])
-            return
-        response = batch.write_now(connection.transport, kind, body, write)
-        if isinstance(response, int):  # the rowcount an error decided
-            self.rowcount = response
-            return
-        items = response.get("Items", [])
-        if stmt.has_returning(operation):
-            self.rowcount = len(items)
-            if not self.count_only:
-                rows = self._pages.returned(items)
-                self._set_result(self._pages.names, rows)
-        else:
-            # A DELETE of a missing item succeeds too: without RETURNING its count is unknown.
-            self.rowcount = 1 if kind != "DELETE" else -1

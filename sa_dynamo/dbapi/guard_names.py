@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-GUARD_SUFFIX = ".unique"
+from .own_tables import GUARD_SUFFIX
+
 GUARD_KEY = "guard"
 GUARD_ROW = "row"  # the key of the row that holds the value (a map of its AttributeValues)
 GUARD_COLUMNS = "columns"  # the constraint's columns, as JSON (a hashed key does not say them)
@@ -16,10 +17,6 @@ GUARD_COLUMNS = "columns"  # the constraint's columns, as JSON (a hashed key doe
 def guard_table(table: str) -> str:
     """The table of ``table``'s guard items."""
     return table + GUARD_SUFFIX
-
-
-def is_guard_table(name: str) -> bool:
-    return name.endswith(GUARD_SUFFIX)
 
 
 def columns_text(columns: tuple[str, ...]) -> str:

@@ -1,4 +1,4 @@
-"""The DynamoDB dialect: capabilities, execution hooks, isolation levels, reflection (URLs: url.py).
+"""The DynamoDB dialect: capabilities, execution hooks, isolation levels (reflection: table_reflection.py; URLs: url.py).
 
 ``dynamodb://`` uses the AWS default credential chain and region; ``dynamodb://HOST:PORT`` a
 plain-http endpoint such as DynamoDB Local. The embedded ``dynamodb+local://`` is in local.py
@@ -11,7 +11,7 @@ import logging
 from typing import Any
 
 from sqlalchemy import MetaData, Table, event
-from sqlalchemy.engine import default, reflection
+from sqlalchemy.engine import default
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchTableError
 from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.sql import compiler
@@ -20,7 +20,6 @@ from sqlalchemy.sql import schema as sa_schema
 from .. import dbapi as dynamo_dbapi
 from .. import sql_text, sqlalchemy_private
 from ..dbapi import control_plane, counters
-from ..dbapi.transport import Transport
 from ..dbapi.validate import TableRules
 from . import capacity_warning, item_sample, sending
 from .client_side import foreign_keys
@@ -29,6 +28,7 @@ from .compiler import DynamoDBCompiler, DynamoDBIdentifierPreparer
 from .ddl import DynamoDBDDLCompiler
 from .execution import SCAN_POLICIES, DynamoDBExecutionContext
 from .options import EXPLAIN, index_from_execution_options
+from .table_reflection import Reflection
 from .types import colspecs
 from .url import connect_args, no_sqlite_arguments
 from .write_rules import table_rules
@@ -51,11 +51,7 @@ def _stale_write(error: Exception) -> str | None:
     return None
 
 
-def _sample_items(transport: Transport, table_name: str, size: int) -> list[dict[str, Any]]:
-    return transport.send("Scan", item_sample.scan_request(table_name, size))["Items"]
-
-
-class DynamoDBDialect(default.DefaultDialect):
+class DynamoDBDialect(Reflection, default.DefaultDialect):
     """SQLAlchemy dialect for DynamoDB's PartiQL API."""
 
     name = "dynamodb"
@@ -301,136 +297,3 @@ class DynamoDBDialect(default.DefaultDialect):
 
     def get_default_isolation_level(self, dbapi_conn: Any) -> str:
         return "SERIALIZABLE"
-
-    # -- reflection ------------------------------------------------------------------------
-
-    @staticmethod
-    def _dbapi_connection(connection: Any) -> Any:
-        return connection.connection.dbapi_connection
-
-    def _control_plane(self, call: Any, connection: Any, *args: Any) -> Any:
-        """A control-plane call for reflection, its driver errors raised as SQLAlchemy's (as
-        statement execution does)."""
-        try:
-            return call(self._dbapi_connection(connection).transport, *args)
-        except dynamo_dbapi.Error as error:
-            raise DBAPIError.instance(None, None, error, dynamo_dbapi.Error) from error
-
-    @reflection.cache
-    def _describe(self, connection: Any, table_name: str, **kw: Any) -> dict[str, Any] | None:
-        return self._control_plane(control_plane.describe_table, connection, table_name)
-
-    def _described(self, connection: Any, table_name: str, **kw: Any) -> dict[str, Any]:
-        described = self._describe(connection, table_name, **kw)
-        if described is None:
-            raise NoSuchTableError(table_name)
-        return described
-
-    @reflection.cache
-    def has_table(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> bool:
-        return self._describe(connection, table_name, **kw) is not None
-
-    @reflection.cache
-    def get_table_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
-        # The counters' table is sa_dynamo's, as alembic_version is Alembic's: no model declares
-        # it, so autogenerate would drop it and check report it.
-        names = self._control_plane(control_plane.list_tables, connection)
-        return [name for name in names if name != counters.COUNTERS_TABLE]
-
-    @reflection.cache
-    def get_table_options(
-        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
-    ) -> dict[str, Any]:
-        """Billing mode, provisioned capacity and the TTL attribute, as the Table keywords that
-        create the same table."""
-        described = self._described(connection, table_name, **kw)
-        mode = described.get("BillingModeSummary", {}).get("BillingMode", "PROVISIONED")
-        options: dict[str, Any] = {"dynamodb_billing_mode": mode}
-        if mode == "PROVISIONED":
-            throughput = described["ProvisionedThroughput"]
-            options["dynamodb_read_capacity"] = throughput["ReadCapacityUnits"]
-            options["dynamodb_write_capacity"] = throughput["WriteCapacityUnits"]
-        ttl = self._control_plane(control_plane.time_to_live_attribute, connection, table_name)
-        if ttl is not None:
-            options["dynamodb_ttl"] = ttl
-        return options
-
-    def get_view_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
-        return []
-
-    def get_schema_names(self, connection: Any, **kw: Any) -> list[str]:
-        return []
-
-    @reflection.cache
-    def get_columns(
-        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
-    ) -> list[dict]:
-        """Table keys first, then index keys (the attributes DynamoDB knows types for), then the
-        other attributes of a sample of the items (item_sample.py): ``dynamodb_reflect_sample``
-        items, given to Table() or create_engine(); 0 reads none."""
-        described = self._described(connection, table_name, **kw)
-        types = {a["AttributeName"]: a["AttributeType"] for a in described["AttributeDefinitions"]}
-        keys = [k["AttributeName"] for k in described["KeySchema"]]
-        ordered = keys + [name for name in types if name not in keys]
-        columns = {name: item_sample.ATTRIBUTE_TYPES[types[name]]() for name in ordered}
-        size = kw.get("dynamodb_reflect_sample")
-        size = self.dynamodb_reflect_sample if size is None else item_sample.sample_size(size)
-        if size:
-            items = self._control_plane(_sample_items, connection, table_name, size)
-            for name, type_ in item_sample.attribute_columns(items).items():
-                columns.setdefault(name, type_)
-        return [
-            {
-                "name": name,
-                "type": type_,
-                "nullable": name not in keys,
-                "default": None,
-                "autoincrement": False,
-            }
-            for name, type_ in columns.items()
-        ]
-
-    def get_pk_constraint(
-        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
-    ) -> dict:
-        described = self._described(connection, table_name, **kw)
-        return {"constrained_columns": [k["AttributeName"] for k in described["KeySchema"]], "name": None}
-
-    def get_indexes(
-        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
-    ) -> list[dict]:
-        described = self._described(connection, table_name, **kw)
-        indexes = []
-        for local, key in ((False, "GlobalSecondaryIndexes"), (True, "LocalSecondaryIndexes")):
-            for entry in described.get(key, []):
-                projection = entry["Projection"]
-                options: dict[str, Any] = {
-                    "dynamodb_projection": projection["ProjectionType"],
-                    "dynamodb_local": local,
-                }
-                if projection.get("NonKeyAttributes"):
-                    options["dynamodb_include"] = projection["NonKeyAttributes"]
-                indexes.append(
-                    {
-                        "name": entry["IndexName"],
-                        "column_names": [k["AttributeName"] for k in entry["KeySchema"]],
-                        "unique": False,
-                        "dialect_options": options,
-                    }
-                )
-        return indexes
-
-    def get_foreign_keys(
-        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
-    ) -> list:
-        return []
-
-    def get_unique_constraints(
-        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
-    ) -> list:
-        return []
-
-    def get_check_constraints(
-        self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
-    ) -> list:
-        return []

@@ -17,7 +17,7 @@ from sqlalchemy import CheckConstraint, Index, Table, UniqueConstraint
 from sqlalchemy.exc import CompileError
 from sqlalchemy.sql import compiler
 
-from ..dbapi import guard_names, guard_upkeep
+from ..dbapi import guard_names, guard_upkeep, own_tables
 from ..dbapi.control_plane import GUARD_RECORDS_KEY, GUARD_TABLE_KEY, LOCAL_INDEX_KEY, TTL_KEY
 from ..dbapi.counters import reset_request
 from .client_side import foreign_keys
@@ -144,9 +144,9 @@ def _refuse_what_dynamodb_cannot_enforce(table: Table) -> None:
                 f"table {table.name!r} has a check constraint; DynamoDB enforces none: drop it "
                 "(or check the values in the application, e.g. with a @validates method)"
             )
-    if guard_names.is_guard_table(table.name):
+    if own_tables.is_guard_table(table.name):
         raise CompileError(
-            f"table {table.name!r}: names ending in {guard_names.GUARD_SUFFIX!r} are kept for the guard "
+            f"table {table.name!r}: names ending in {own_tables.GUARD_SUFFIX!r} are kept for the guard "
             "items of unique constraints: rename the table"
         )
 

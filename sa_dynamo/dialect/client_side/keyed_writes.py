@@ -47,7 +47,7 @@ class KeyedWrites:
         if not self.actions:
             cursor.computed(None, [], self._written(context))
             return
-        with cursor.connection.one_statement("a DELETE with its foreign keys' ON DELETE actions"):
+        with cursor.connection.all_or_nothing("a DELETE with its foreign keys' ON DELETE actions"):
             cursor.computed(None, [], self._written(context))
 
     def _written(self, context: Any) -> int:
