@@ -326,6 +326,12 @@ def test_a_table_named_like_a_guard_table_is_refused(engines):
         CreateTable(table).compile(dialect=engines[0].dialect)
 
 
+def test_a_table_named_like_the_counters_table_is_refused(engines):
+    table = Table("sa_dynamo_counters", MetaData(), Column("id", Integer, primary_key=True))
+    with pytest.raises(CompileError, match=r"keeps its autoincrement counters in: rename the table"):
+        CreateTable(table).compile(dialect=engines[0].dialect)
+
+
 def test_an_upsert_is_refused(seeded):
     """A PUT (upsert) overwrites an item with BatchWriteItem, outside any transaction, so it
     cannot move the guards of the values it replaces: refused, naming the table, and nothing is

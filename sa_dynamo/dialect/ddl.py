@@ -149,6 +149,11 @@ def _refuse_what_dynamodb_cannot_enforce(table: Table) -> None:
             f"table {table.name!r}: names ending in {own_tables.GUARD_SUFFIX!r} are kept for the guard "
             "items of unique constraints: rename the table"
         )
+    if table.name == own_tables.COUNTERS_TABLE:
+        raise CompileError(
+            f"table {table.name!r} is the name of the table sa_dynamo keeps its autoincrement "
+            "counters in: rename the table"
+        )
 
 
 def guard_table_request(table: Table) -> dict[str, Any] | None:
