@@ -5,6 +5,7 @@ against raw boto3 doing the same work in the same run."""
 from __future__ import annotations
 
 import gc
+import os
 import statistics
 import threading
 import time
@@ -58,6 +59,7 @@ class Env:
 
     endpoint_url: str
     repetitions: int
+    server_pid: int | None = None  # DynamoDB Local's process, when the run started it (its CPU time)
     results: list[Result] = field(default_factory=list)
     _queued: list[tuple[Result, Callable[[], Any], list[float]]] = field(default_factory=list)
 
@@ -208,6 +210,16 @@ def counted_calls(source: Any, answers: list[tuple[str, Any]] | None = None) -> 
         event.remove(engine, "checkout", watch)
         for observers in watched:
             observers.remove(count)
+
+
+def process_cpu(pid: int | None) -> float | None:
+    """The CPU seconds process ``pid`` has used (Linux's /proc), or None where unknown."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
 @dataclass

@@ -204,7 +204,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     server = None if args.endpoint else local_server.start()
     try:
-        env = Env(args.endpoint or server.endpoint_url, args.repetitions or (1 if args.quick else 5))
+        env = Env(
+            args.endpoint or server.endpoint_url,
+            args.repetitions or (1 if args.quick else 5),
+            server_pid=server.pid if server is not None else None,
+        )
         run_all(env, args.quick, args.scale_items, args.only)
         print(markdown(env.results) if args.markdown else table(env.results))
     finally:

@@ -2,7 +2,12 @@
 tasks: AsyncSession on dynamodb+aiobotocore (on the default transport, aiohttp, and on
 transport=botocore, aiobotocore), each with a pool of 32 connections, vs raw aiobotocore sending
 the same PartiQL, vs aiodynamo (GetItem, Query), and vs the sync engine doing the same reads
-one after another. Each row's note says what Python's garbage collector did per run (issue 32).
+one after another. aiobotocore also sends the point reads as GetItem, the request aiodynamo
+sends: DynamoDB Local spends more CPU on an ExecuteStatement than on a GetItem of the same item,
+on the same two cores as the clients (docs/partiql-findings.md). Each row's note says, per run,
+the CPU the client process and (when the run started it) DynamoDB Local spent, and what Python's
+garbage collector did (issue 32): wall time on a shared machine is the scheduler's as much as
+the client's.
 
 Each runs three times: directly against DynamoDB Local, which answers on loopback in about half
 a millisecond, and through a loopback proxy that holds every request for a stated round-trip
@@ -15,6 +20,7 @@ an application.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -27,7 +33,7 @@ from sqlalchemy.orm import Session
 
 from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 
-from .common import BOTOCORE, DIALECT, REGION, Collections, Env, Result, collections, optional
+from .common import BOTOCORE, DIALECT, REGION, Collections, Env, Result, collections, optional, process_cpu
 from .models import items, orm_model
 
 NAME = "W7 asyncio"
@@ -103,6 +109,36 @@ def contenders(
         loop.run_until_complete(creating.__aexit__(None, None, None))
 
 
+class Spent:
+    """What the runs of one contender spent: client CPU, DynamoDB Local's CPU (when known) and
+    Python's garbage collections."""
+
+    def __init__(self) -> None:
+        self.runs, self.client, self.server, self.gc = 0, 0.0, 0.0, Collections()
+        self.server_known = True
+
+    def add(
+        self, client: float, server_before: float | None, server_after: float | None, gc: Collections
+    ) -> None:
+        self.runs += 1
+        self.client += client
+        if server_before is None or server_after is None:
+            self.server_known = False
+        else:
+            self.server += server_after - server_before
+        self.gc.seconds += gc.seconds
+        self.gc.full += gc.full
+
+    def note(self) -> str:
+        """Per run: client CPU, server CPU, GC time and full collections."""
+        runs = self.runs
+        server = f"server CPU {self.server * 1000 / runs:.0f} ms, " if self.server_known else ""
+        return (
+            f"client CPU {self.client * 1000 / runs:.0f} ms, {server}"
+            f"GC {self.gc.seconds * 1000 / runs:.0f} ms, {self.gc.full / runs:.1f} full collections per run"
+        )
+
+
 def aiodynamo_table(endpoint_url: str, loop: asyncio.AbstractEventLoop, table: str) -> Any:
     """aiodynamo's table, or None without aiodynamo (the smoke test runs without it)."""
     if optional("aiodynamo") is None:
@@ -168,6 +204,9 @@ def measure_at(env: Env, endpoint_url: str, rtt: str, model: Any, size: int) -> 
         async def raw_point(_: None, key: tuple[str, str]) -> None:
             await client.execute_statement(Statement=point, Parameters=[{"S": key[0]}, {"S": key[1]}])
 
+        async def raw_get_item(_: None, key: tuple[str, str]) -> None:
+            await client.get_item(TableName=table, Key={"pk": {"S": key[0]}, "sk": {"S": key[1]}})
+
         async def raw_partition(_: None, __: int) -> None:
             request: dict[str, Any] = {"Statement": partition, "Parameters": [{"S": "P"}]}
             while True:
@@ -195,21 +234,21 @@ def measure_at(env: Env, endpoint_url: str, rtt: str, model: Any, size: int) -> 
                     session.scalars(select(model).where(model.pk == "P")).all()
                     session.expunge_all()
 
-        collected: dict[int, tuple[Result, Collections, list[int]]] = {}
+        collected: dict[int, tuple[Result, Spent]] = {}
 
         def measure(workload: str, contender: str, work: Callable[[], None], counted: Any = None) -> None:
-            """``env.measure`` of ``work``, the garbage collections of its runs added up."""
-            seen, runs = Collections(), [0]
+            """``env.measure`` of ``work``, the CPU and garbage collections of its runs added up."""
+            spent = Spent()
 
             def watched() -> None:
+                server = process_cpu(env.server_pid)
+                client = time.process_time()
                 with collections() as during:
                     work()
-                seen.seconds += during.seconds
-                seen.full += during.full
-                runs[0] += 1
+                spent.add(time.process_time() - client, server, process_cpu(env.server_pid), during)
 
             result = env.measure(workload, contender, watched, counted)
-            collected[id(result)] = (result, seen, runs)
+            collected[id(result)] = (result, spent)
 
         def tasks(
             job: Callable[[Any, Any], Awaitable[Any]], jobs: Any, engine: Any = None
@@ -217,6 +256,7 @@ def measure_at(env: Env, endpoint_url: str, rtt: str, model: Any, size: int) -> 
             return lambda: loop.run_until_complete(in_tasks(list(jobs), job, engine)())
 
         measure(point_workload, "aiobotocore ExecuteStatement (same PartiQL)", tasks(raw_point, keys), client)
+        measure(point_workload, "aiobotocore GetItem", tasks(raw_get_item, keys), client)
         for suffix, engine in engines.items():
             measure(
                 point_workload,
@@ -253,8 +293,8 @@ def measure_at(env: Env, endpoint_url: str, rtt: str, model: Any, size: int) -> 
             measure(point_workload, "aiodynamo get_item", tasks(aiodynamo_get, keys))
             measure(partition_workload, "aiodynamo query", tasks(aiodynamo_query, queries))
         env.finish()  # while the contenders and this round trip's proxy are up
-        for result, seen, runs in collected.values():
-            result.note = f"GC {seen.seconds * 1000 / runs[0]:.0f} ms, {seen.full / runs[0]:.1f} full collections per run"
+        for result, spent in collected.values():
+            result.note = spent.note()
         if aiodynamo is not None:
             loop.run_until_complete(aiodynamo[0].close())
     loop.close()

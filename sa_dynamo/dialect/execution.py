@@ -353,14 +353,17 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
     def _item_test(self, compiled: Any, row: int = 0, predicate: Any = None) -> Callable[[dict], bool]:
         """The statement's WHERE (or ``predicate``, some of its tests; with the parameters of
         ``row``, for an executemany) as a test of one item; the parameters' values are worked
-        out when it is first used (most reads have no transaction's writes to test)."""
+        out when it is first used (most reads have no transaction's writes to test). It holds
+        no reference to the context: the cursor holds the test and the context the cursor, and
+        that cycle would leave every read's context to the garbage collector."""
         predicate = predicate or compiled.record.predicate
+        parameters, expanded = self.compiled_parameters[row], expanded_parameters(self)
         values: Values | None = None
 
         def matches(item: dict) -> bool:
             nonlocal values
             if values is None:
-                values = values_of(compiled, self.compiled_parameters[row], expanded_parameters(self))
+                values = values_of(compiled, parameters, expanded)
             return predicate(item, values)
 
         return matches
