@@ -339,7 +339,7 @@ def _put(
         for request in table_requests
     }
     for row, write in zip(rows, writes, strict=True):
-        if write.identity in unprocessed:
+        if unprocessed and write.identity in unprocessed:
             outcome.failures[row] = ("UnprocessedItems", "unprocessed")
         else:
             outcome.counts[row] = 1

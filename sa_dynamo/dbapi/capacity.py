@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import statement as stmt
+from .request import kind_of
 
 log = logging.getLogger("sa_dynamo.dbapi")
 
@@ -77,7 +78,9 @@ class Consumed:
             return
         self.items += _items(answer)
         found = answer.get("ConsumedCapacity")
-        entries = [found] if isinstance(found, dict) else found or []
+        if not found:  # DynamoDB Local's PartiQL answers, or a request that did not ask
+            return
+        entries = [found] if isinstance(found, dict) else found
         writing = operation in _WRITES or _writes(body)
         for entry in entries:
             self.reported = True
@@ -136,7 +139,7 @@ def _writes(body: dict[str, Any]) -> bool:
     """Whether a PartiQL request writes (its first statement is not a SELECT)."""
     statements = body.get("Statements") or [body]
     text = statements[0].get("Statement", "") if statements else ""
-    return stmt.kind(text) not in ("SELECT", "")
+    return kind_of(text) not in ("SELECT", "")
 
 
 def report(consumed: Consumed) -> None:

@@ -19,15 +19,18 @@ from typing import Any
 from boto3.dynamodb.types import DYNAMODB_CONTEXT, Binary, TypeDeserializer
 
 from .errors import DataError
-from .limits import MAX_NESTING
+from .limits import MAX_DIGITS, MAX_NESTING
 from .validate import check_number, nesting_error, number_text
 
 _deserializer = TypeDeserializer()
 _NUMBERS = DYNAMODB_CONTEXT  # what TypeDeserializer reads NS elements with
+_EXACT_INTS = 10**MAX_DIGITS
 
 
 def _number(value: int | float | Decimal) -> str:
     """The canonical N text of a number, or DataError for one DynamoDB cannot store."""
+    if type(value) is int and -_EXACT_INTS < value < _EXACT_INTS:
+        return str(value)  # at most 38 digits: stored as it is, and its text is the canonical one
     if isinstance(value, float):
         value = Decimal(repr(value))  # the shortest repr: 0.1 is sent as 0.1, not 0.1000000000000000055
     elif isinstance(value, int):

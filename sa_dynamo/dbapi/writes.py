@@ -92,8 +92,9 @@ class Write:
     removes: list[str] = field(default_factory=list)
     conditions: list[Condition] = field(default_factory=list)
 
-    @property
+    @functools.cached_property
     def identity(self) -> tuple[str, str]:
+        """The item written, as a key of dicts: read several times per row of a batch."""
         return self.table, repr(self.key)
 
     def key_text(self, hidden: bool = False) -> str:

