@@ -1,5 +1,5 @@
 """How the sides of a join are read: the driving side by its own plan, every other side fetched
-by key for the rows joined so far (its whole key: batched single-item SELECTs, 25 a request; or
+by key for the rows joined so far (its whole key: BatchGetItem, 100 keys a request; or
 the partition key of its table or of a global index: Queries of at most 50 partitions). A side
 no key reaches is refused with the index that would reach it: a join is never scan x scan.
 
@@ -49,7 +49,7 @@ class Fetch:
 
     ``by``: each key attribute of the side, with the (side, attribute) of the joined rows that
     gives its value. ``chunk``: keys per statement (0: all of them in one, a batch of key reads
-    that sends 25 a request). ``kind``: "inner" or "left" (NULL-extended where nothing
+    read by BatchGetItem, 100 a request). ``kind``: "inner" or "left" (NULL-extended where nothing
     matches). ``match``: the ON condition over the row with a candidate in its place, None when
     the key equality is all of it."""
 
