@@ -39,8 +39,9 @@ class Read:
     def items(self, context: Any, fresh: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """The items it reads, as stored: an attribute absent (or NULL) is left out; ``fresh``:
         the values of the parameters the computation gives it (the keys to fetch)."""
-        result = run(context, self.step, 0, [fresh] if fresh else None)
-        return [{n: v for n, v in zip(self.names, r, strict=True) if v is not None} for r in result]
+        names = self.names
+        rows = run(context, self.step, 0, [fresh] if fresh else None).all()  # not a fetch per row
+        return [{n: v for n, v in zip(names, r, strict=True) if v is not None} for r in rows]
 
 
 @dataclass(frozen=True)
