@@ -67,14 +67,15 @@ class Fetch:
     def join(self, context: Any, rows: list[Row], values: Values) -> list[Row]:
         """The rows joined with this side's items."""
         fixed = {name: values(bind) for name, bind in self.pinned}
+        found = [self._values_of_row(joined) for joined in rows]
+        hashed = [None if each is None else _hashable(each) for each in found]  # each row's, once
         wanted = {}
         if None not in fixed.values():  # == NULL matches no item
             names = [name for name, _ in self.by]
-            for joined in rows:
-                found = self._values_of_row(joined)
-                if found is not None:
-                    named = {**dict(zip(names, found, strict=True)), **fixed}
-                    wanted.setdefault(_hashable(found), tuple(named[name] for name in self.key or names))
+            for each, key in zip(found, hashed, strict=True):
+                if key is not None and key not in wanted:
+                    named = {**dict(zip(names, each, strict=True)), **fixed}
+                    wanted[key] = tuple(named[name] for name in self.key or names)
         fetched: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
         keys = list(wanted.values())
         size = self.chunk or max(len(keys), 1)
@@ -83,23 +84,22 @@ class Fetch:
             listed = chunk if len(chunk[0]) > 1 else [key[0] for key in chunk]
             for item in self.read.items(context, {KEYS: listed}):
                 fetched[_hashable(item.get(name) for name, _ in self.by)].append(item)
-        return self._joined(rows, fetched, values)
+        return self._joined(rows, hashed, fetched, values)
 
     def _values_of_row(self, joined: Row) -> list[Any] | None:
         values = [joined[side].get(name) for _, (side, name) in self.by]
         return None if any(v is None for v in values) else values
 
-    def _key_of_row(self, joined: Row) -> tuple | None:
-        values = self._values_of_row(joined)
-        return None if values is None else _hashable(values)
-
     def _joined(
-        self, rows: list[Row], fetched: dict[tuple, list[dict[str, Any]]], values: Values
+        self,
+        rows: list[Row],
+        keys: list[tuple | None],
+        fetched: dict[tuple, list[dict[str, Any]]],
+        values: Values,
     ) -> list[Row]:
         out: list[Row] = []
         side = self.read.side
-        for joined in rows:
-            key = self._key_of_row(joined)
+        for joined, key in zip(rows, keys, strict=True):
             matched = []
             for candidate in fetched.get(key, ()) if key is not None else ():
                 extended = [*joined[:side], candidate, *joined[side + 1 :]]
