@@ -116,3 +116,14 @@ def test_explain_shows_the_fetch_by_the_whole_key(databases):
         f'FROM "{accounts.name}" WHERE "pk" = ? AND "sk" = ?' in text
     ), text
     assert "fetched by its whole key" in text
+
+
+@pytest.mark.parametrize("consistent", [False, True])
+def test_a_consistent_read_asks_each_batch_get_for_it(databases, consistent):
+    """dynamodb_consistent_read reaches the BatchGetItem the fetch by the whole key sends."""
+    statement = STATEMENTS["ON pins the sort key"].execution_options(dynamodb_consistent_read=consistent)
+    with databases[0].connect() as conn, requests_built(conn) as sent:
+        rows = conn.execute(statement).all()
+    assert rows == same_rows(databases, STATEMENTS["ON pins the sort key"])
+    gets = [body["RequestItems"][accounts.name] for operation, body in sent if operation == "BatchGetItem"]
+    assert gets and all(get.get("ConsistentRead", False) is consistent for get in gets)
