@@ -29,7 +29,7 @@ class Plan:
     """One statement's access path.
 
     ``operation`` is GetItem (the whole key pinned), BatchGetItem (a list of whole keys, read
-    as single-item SELECTs 25 per BatchExecuteStatement), Query (the partition key pinned by =
+    sent as BatchGetItem, 100 keys a request), Query (the partition key pinned by =
     or IN), Scan (neither), or PutItem/UpdateItem/DeleteItem for writes. ``reason`` says why a
     read is a Scan, why no index served it, how many requests a BatchGetItem makes, or that
     nothing is sent (the WHERE matches no item).

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from . import capacity
@@ -228,27 +229,40 @@ def _answered(
             return
 
 
-def read(transport: Transport, bodies: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
-    """Single-item SELECTs (each a full key, no key twice), 25 per BatchExecuteStatement, throttled
-    ones resent: the items found, in the order of ``bodies``, and the number of calls made. A
-    statement DynamoDB refuses raises its error."""
-    found: dict[int, dict[str, Any]] = {}
-    calls = 0
-    for start in range(0, len(bodies), BATCH_SIZE):
-        for _, answers in _answered(
-            transport, bodies, list(range(start, min(start + BATCH_SIZE, len(bodies))))
-        ):
-            calls += 1
-            for row, answer in answers:
-                if "Error" in answer:
-                    code, message = answer["Error"].get("Code", ""), answer["Error"].get("Message", "")
-                    raise batch_error_class(code, message)(
-                        f"a batch of {len(bodies)} key reads failed at key {row}: {code}: {message}",
-                        code=code,
-                    )
-                if "Item" in answer:
-                    found[row] = answer["Item"]
-    return [found[row] for row in sorted(found)], calls
+def read(
+    transport: Transport, statement: str, parameters: list[Any], consistent: bool
+) -> tuple[list[dict[str, Any]], int]:
+    """The single-item SELECT ``statement`` (a table's whole key, ``"k" = ?`` each) for every
+    key ``parameters`` lists (flattened, in the WHERE's order), sent as BatchGetItem, 100 keys a
+    request, what DynamoDB leaves unprocessed resent: the items found, in the order of their
+    keys, and the number of calls made. BatchGetItem takes four times the keys of a
+    BatchExecuteStatement of SELECTs, and DynamoDB Local answered it several times sooner."""
+    found, names = stmt.source(statement), stmt.equalities(statement)
+    if found is None or found[1] is not None or not names:
+        raise ProgrammingError('a batch of key reads takes SELECT ... FROM "table" WHERE "key" = ? AND ...')
+    table, width = found[0], len(names)
+    keys: dict[tuple, dict[str, Any]] = {}  # each key once: BatchGetItem refuses a key named twice
+    for start in range(0, len(parameters), width):
+        key = dict(zip(names, parameters[start : start + width], strict=True))
+        keys.setdefault(_identity(key, names), key)
+    request: dict[str, Any] = {"ConsistentRead": True} if consistent else {}
+    projected = stmt.projection(statement)
+    if projected is not None:  # the key too, to put the items in the keys' order
+        aliases = {f"#a{i}": name for i, name in enumerate(dict.fromkeys([*projected, *names]))}
+        request |= {"ProjectionExpression": ", ".join(aliases), "ExpressionAttributeNames": aliases}
+    log.info("BatchGetItem of %d keys of %r for: %s", len(keys), table, statement)
+    items, calls = _got(transport, table, list(keys.values()), request)
+    order = {identity: n for n, identity in enumerate(keys)}
+    return sorted(items, key=lambda item: order[_identity(item, names)]), calls
+
+
+def _identity(key: dict[str, Any], names: list[str]) -> tuple:
+    """A key's values as one hashable tuple in which DynamoDB's equal keys are equal (a number
+    is its value, whatever digits spell it)."""
+    return tuple(
+        (kind, Decimal(value) if kind == "N" else value)
+        for kind, value in (next(iter(key[name].items())) for name in names)
+    )
 
 
 def stored_as_sent(transport: Transport, writes: list[Write]) -> list[bool]:
@@ -281,17 +295,27 @@ def stored_as_sent(transport: Transport, writes: list[Write]) -> list[bool]:
 def read_items(transport: Transport, table: str, keys: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The items stored under ``keys`` (AttributeValues; missing ones are left out), read strongly
     consistently with BatchGetItem, 100 keys per call, what DynamoDB leaves unprocessed resent."""
+    return _got(transport, table, keys, {"ConsistentRead": True})[0]
+
+
+def _got(
+    transport: Transport, table: str, keys: list[dict[str, Any]], request: dict[str, Any]
+) -> tuple[list[dict[str, Any]], int]:
+    """BatchGetItem of ``keys`` (each once), 100 a call, ``request`` the rest of each table's
+    request: the items found, in DynamoDB's order, and the calls made."""
     items: list[dict[str, Any]] = []
+    calls = 0
     for start in range(0, len(keys), MAX_GET_KEYS):
-        requests = {table: {"Keys": keys[start : start + MAX_GET_KEYS], "ConsistentRead": True}}
+        requests = {table: {"Keys": keys[start : start + MAX_GET_KEYS], **request}}
         responses, leftover = until_processed(transport, "BatchGetItem", requests, "UnprocessedKeys")
         if leftover:
             raise OperationalError(
                 f"DynamoDB left {len(leftover[table]['Keys'])} keys of {table!r} unread after "
                 f"{_BATCH_ATTEMPTS} attempts; retry later or raise the table's read capacity"
             )
+        calls += len(responses)
         items += [item for response in responses for item in response.get("Responses", {}).get(table, [])]
-    return items
+    return items, calls
 
 
 def put(transport: Transport, tables: Tables, bodies: list[dict[str, Any]]) -> int:

@@ -1,7 +1,7 @@
 """Reads the driver finishes on the client: every row is held before the first is handed out.
 
-Two kinds: a batch of single-item reads (the full keys of an IN list, 25 per
-BatchExecuteStatement), whose SELECTs cannot carry a filter, so the rest of the WHERE is tested
+Two kinds: a batch of single-item reads (the full keys of an IN list, sent as BatchGetItem,
+100 keys a request), which carries no filter, so the rest of the WHERE is tested
 here; and a statement read page by page whose ORDER BY DynamoDB cannot serve. Both are sorted
 here (ordering.py). A read of one or more partitions holds at most the number of rows its
 caller allows, and fails rather than return a truncated result.
@@ -52,13 +52,8 @@ class ClientRead(NamedTuple):
 
     def items(self, pages: Pages, body: dict[str, Any]) -> list[dict[str, Any]]:
         """The items a batch of key reads returns that pass the rest of the WHERE (``keep``)."""
-        values, width = body.get("Parameters", []), self.key_width
-        extra = {key: value for key, value in body.items() if key in ("ConsistentRead",)}
-        reads = [
-            {"Statement": body["Statement"], "Parameters": values[i : i + width], **extra}
-            for i in range(0, len(values), width)
-        ]
-        items, pages.pages = batch.read(pages.transport, reads)
+        parameters, consistent = body.get("Parameters", []), bool(body.get("ConsistentRead"))
+        items, pages.pages = batch.read(pages.transport, body["Statement"], parameters, consistent)
         if self.keep is not None:
             items = [item for item in items if self.keep(deserialize_item(item))]
         return items

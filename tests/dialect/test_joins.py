@@ -1,6 +1,6 @@
 """Inner and left outer joins over planned reads, compared with SQLite holding the same rows: the
 driving side read by its own plan (under the scan policy), the other side fetched by key for the
-driving rows (whole keys 25 a BatchExecuteStatement, partition keys of a table or an index 50 an
+driving rows (whole keys 100 a BatchGetItem, partition keys of a table or an index 50 an
 IN), joined on the client; a side no key reaches is refused with the index to add."""
 
 from __future__ import annotations
@@ -204,7 +204,8 @@ def test_explain_shows_every_step(databases):
 
 @pytest.mark.parametrize("driving", [10, 25, 26, 60])
 def test_n_driving_rows_cost_at_most_n_over_25_batches(databases, driving):
-    """Whole composite keys: one BatchExecuteStatement of 25 single-item reads at a time."""
+    """Whole composite keys: one BatchGetItem of up to 100 keys at a time (the issue allows a
+    batch request per 25)."""
     statement = (
         select(li.line_no, r.reason)
         .join_from(lines, returns, and_(r.order_id == li.order_id, r.line_no == li.line_no))
@@ -214,10 +215,11 @@ def test_n_driving_rows_cost_at_most_n_over_25_batches(databases, driving):
     with databases[0].connect() as conn, requests_built(conn) as sent:
         rows = conn.execute(statement).all()
     assert len(rows) == len([x for x in RETURNS if x["line_no"] < driving])
-    batches = [body for operation, body in sent if operation == "BatchExecuteStatement"]
-    assert len(batches) == math.ceil(driving / 25)
-    assert all(len(body["Statements"]) <= 25 for body in batches)
-    assert sum(len(body["Statements"]) for body in batches) == driving
+    batches = [
+        body["RequestItems"][returns.name]["Keys"] for operation, body in sent if operation == "BatchGetItem"
+    ]
+    assert len(batches) == math.ceil(driving / 100) <= math.ceil(driving / 25)
+    assert sum(len(keys) for keys in batches) == driving
 
 
 def test_partition_keys_go_50_an_in(databases):
@@ -292,16 +294,16 @@ def test_a_side_no_key_reaches_is_refused_with_advice(databases, statement, mess
 
 
 def test_a_table_without_a_sort_key_is_fetched_by_a_query_up_to_50_keys_and_batches_beyond(databases):
-    """The customers of the open orders: more than 50 keys, so batches of 25 single-item reads;
+    """The customers of the open orders: more than 50 keys, so BatchGetItem of up to 100 keys;
     of the orders 1 to 30, fewer than 50, so one Query with IN."""
     keys = {row["customer_id"] for row in ORDERS if row["status"] == "open" and row["customer_id"]}
     assert len(keys) > 50
     statement = JOINS["N:1 by the whole key"].execution_options(**SCAN, dynamodb_page_size=1000)
     with databases[0].connect() as conn, requests_built(conn) as sent:
         conn.execute(statement).all()
-    assert [operation for operation, _ in sent] == ["ExecuteStatement"] + [
-        "BatchExecuteStatement"
-    ] * math.ceil(len(keys) / 25)
+    assert [operation for operation, _ in sent] == ["ExecuteStatement"] + ["BatchGetItem"] * math.ceil(
+        len(keys) / 100
+    )
     few = (
         select(o.id, c.name).join_from(orders, customers, c.id == o.customer_id).where(o.id.in_(range(1, 31)))
     )

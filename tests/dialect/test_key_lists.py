@@ -1,4 +1,4 @@
-"""Lists of full keys read as batches of single-item SELECTs, and ORDER BY sorted on the client,
+"""Lists of full keys read as BatchGetItem, 100 keys a request, and ORDER BY sorted on the client,
 each compared with SQLite holding the same rows."""
 
 from __future__ import annotations
@@ -78,12 +78,12 @@ def _same(databases: tuple[Engine, Engine], statement: Any, ordered: bool = True
 FULL_KEYS = [(f"P{i % 4}", f"{i:03}") for i in range(100)]
 
 
-def test_a_hundred_full_keys_are_four_batch_requests_with_sqlites_rows(databases):
+def test_a_hundred_full_keys_are_one_batch_get_with_sqlites_rows(databases):
     keys = tuple_(orders.c.pk, orders.c.sk).in_(FULL_KEYS)
     statement = select(orders).where(keys).execution_options(dynamodb_scan="error")  # no scan
     calls: list[str] = []
     rows = _rows(databases[0], statement, calls)
-    assert calls == ["BatchExecuteStatement"] * 4
+    assert calls == ["BatchGetItem"]
     assert sorted(rows) == sorted(_rows(databases[1], statement))
     assert len(rows) == 100
 
@@ -120,8 +120,8 @@ def test_full_keys_sorted_by_any_attribute_like_sqlite(databases, limit):
 
 def test_partition_keys_of_a_table_without_sort_key(databases):
     few = [f"U{i:03}" for i in range(0, 80, 3)]  # 27: one Query
-    many = [f"U{i:03}" for i in range(79, -1, -1)] * 2 + ["U999"]  # 80 distinct: four batches
-    for keys, requests in ((few, ["ExecuteStatement"]), (many, ["BatchExecuteStatement"] * 4)):
+    many = [f"U{i:03}" for i in range(79, -1, -1)] * 2 + ["U999"]  # 80 distinct: one BatchGetItem
+    for keys, requests in ((few, ["ExecuteStatement"]), (many, ["BatchGetItem"])):
         statement = select(users).where(users.c.id.in_(keys), users.c.n != 3).order_by(users.c.n, users.c.id)
         calls: list[str] = []
         assert _rows(databases[0], statement, calls) == _rows(databases[1], statement)
@@ -141,8 +141,8 @@ def test_explain_shows_the_batch(databases):
         '"n" = ?',
     )
     assert plan.reason == (
-        "30 keys, 2 requests of up to 25 single-item SELECTs; the filter is tested on the client "
-        "(a batched SELECT takes none)"
+        "30 keys, 1 BatchGetItem request of up to 100 keys; the filter is tested on the client "
+        "(BatchGetItem takes none)"
     )
     assert plan.partiql == f'SELECT "pk", "sk", "n", "s" FROM "{orders.name}" WHERE "pk" = ? AND "sk" = ?'
 

@@ -269,15 +269,19 @@ def test_update_and_delete_where_in_a_subquery(engine, autocommit):
             assert rows_of(sorted_scan, statement) == rows_of(sqlite, statement)
 
 
-def test_more_than_50_whole_keys_cost_ceil_n_over_25_batches(databases):
+def test_more_than_50_whole_keys_cost_ceil_n_over_100_batch_gets(databases):
     """Customers by their whole key (a table without a sort key), more than an IN takes:
-    batches of 25 single-item reads."""
+    BatchGetItem, 100 keys a request."""
     statement = select(c.id).where(c.id.in_(select(o.customer_id)))
     wanted = {row["customer_id"] for row in ORDERS if row["customer_id"]}
     assert len(wanted) > 50
     with databases[0].connect() as conn, requests_built(conn) as sent:
         rows = conn.execute(statement.execution_options(**SCAN)).all()
     assert len(rows) == len({x for x in wanted if x < "C70"})
-    batches = [body for operation, body in sent if operation == "BatchExecuteStatement"]
-    assert len(batches) == math.ceil(len(wanted) / 25)
-    assert sum(len(body["Statements"]) for body in batches) == len(wanted)
+    batches = [
+        body["RequestItems"][customers.name]["Keys"]
+        for operation, body in sent
+        if operation == "BatchGetItem"
+    ]
+    assert len(batches) == math.ceil(len(wanted) / 100)
+    assert sum(len(keys) for keys in batches) == len(wanted)

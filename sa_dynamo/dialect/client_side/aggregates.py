@@ -116,7 +116,10 @@ def groups_of(rows: Iterable[Any], keys: list[Operand], values: Values, whole: b
         return [Group((), list(rows))]
     found: dict[tuple, Group] = {}
     for row in rows:
-        key = tuple(operand(row, values) for operand in keys)
-        group = found.setdefault(tuple(canonical(v) for v in key), Group(key, []))
+        key = tuple([operand(row, values) for operand in keys])
+        same = tuple([canonical(v) for v in key])
+        group = found.get(same)
+        if group is None:  # a Group made only for a new key, not for every row
+            group = found[same] = Group(key, [])
         group.rows.append(row)
     return list(found.values())

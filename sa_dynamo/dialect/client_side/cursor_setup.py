@@ -12,7 +12,7 @@ from sqlalchemy.exc import ArgumentError, CompileError, DBAPIError
 
 from ...dbapi.client_reads import ClientRead
 from ...dbapi.errors import Error, OperationalError
-from ...dbapi.limits import BATCH_SIZE
+from ...dbapi.limits import MAX_GET_KEYS
 from ...exc import cannot_express
 from ...plan import Plan
 from ...sqlalchemy_private import expanded_parameters
@@ -58,9 +58,10 @@ def batch_note(plan: Plan, batch: BatchGet | None, values: int) -> Plan:
     if batch is None:
         return plan
     keys = values // batch.width
-    note = f"{keys} keys, {math.ceil(keys / BATCH_SIZE)} requests of up to {BATCH_SIZE} single-item SELECTs"
+    requests = math.ceil(keys / MAX_GET_KEYS)
+    note = f"{keys} keys, {requests} BatchGetItem request{'s' * (requests != 1)} of up to {MAX_GET_KEYS} keys"
     if plan.filter:
-        note += "; the filter is tested on the client (a batched SELECT takes none)"
+        note += "; the filter is tested on the client (BatchGetItem takes none)"
     return replace(plan, reason=note)
 
 

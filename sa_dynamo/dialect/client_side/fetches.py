@@ -1,5 +1,5 @@
 """How the sides of a join are read: the driving side by its own plan, every other side fetched
-by key for the rows joined so far (its whole key: batched single-item SELECTs, 25 a request; or
+by key for the rows joined so far (its whole key: BatchGetItem, 100 keys a request; or
 the partition key of its table or of a global index: Queries of at most 50 partitions). A side
 no key reaches is refused with the index that would reach it: a join is never scan x scan.
 
@@ -39,8 +39,9 @@ class Read:
     def items(self, context: Any, fresh: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """The items it reads, as stored: an attribute absent (or NULL) is left out; ``fresh``:
         the values of the parameters the computation gives it (the keys to fetch)."""
-        result = run(context, self.step, 0, [fresh] if fresh else None)
-        return [{n: v for n, v in zip(self.names, r, strict=True) if v is not None} for r in result]
+        names = self.names
+        rows = run(context, self.step, 0, [fresh] if fresh else None).all()  # not a fetch per row
+        return [{n: v for n, v in zip(names, r, strict=True) if v is not None} for r in rows]
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,10 @@ class Fetch:
     """A side fetched by key for the rows joined so far.
 
     ``by``: each key attribute of the side, with the (side, attribute) of the joined rows that
-    gives its value. ``chunk``: keys per statement (0: all of them in one, a batch of key reads
-    that sends 25 a request). ``kind``: "inner" or "left" (NULL-extended where nothing
+    gives its value; ``pinned``: each other key attribute, with the parameter the side's own
+    condition compares it to with ==; ``key``: the key's attributes in the order the statement
+    lists them. ``chunk``: keys per statement (0: all of them in one, a batch of key reads
+    read by BatchGetItem, 100 a request). ``kind``: "inner" or "left" (NULL-extended where nothing
     matches). ``match``: the ON condition over the row with a candidate in its place, None when
     the key equality is all of it."""
 
@@ -58,35 +61,45 @@ class Fetch:
     chunk: int
     kind: str
     match: Test | None
+    pinned: tuple[tuple[str, Any], ...] = ()
+    key: tuple[str, ...] = ()
 
     def join(self, context: Any, rows: list[Row], values: Values) -> list[Row]:
         """The rows joined with this side's items."""
+        fixed = {name: values(bind) for name, bind in self.pinned}
+        found = [self._values_of_row(joined) for joined in rows]
+        hashed = [None if each is None else _hashable(each) for each in found]  # each row's, once
         wanted = {}
-        for joined in rows:
-            key = self._key_of_row(joined)
-            if key is not None:
-                wanted.setdefault(key, tuple(v for _, v in key))
+        if None not in fixed.values():  # == NULL matches no item
+            names = [name for name, _ in self.by]
+            for each, key in zip(found, hashed, strict=True):
+                if key is not None and key not in wanted:
+                    named = {**dict(zip(names, each, strict=True)), **fixed}
+                    wanted[key] = tuple(named[name] for name in self.key or names)
         fetched: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
         keys = list(wanted.values())
         size = self.chunk or max(len(keys), 1)
         for start in range(0, len(keys), size):
             chunk = keys[start : start + size]
-            listed = chunk if len(self.by) > 1 else [key[0] for key in chunk]
+            listed = chunk if len(chunk[0]) > 1 else [key[0] for key in chunk]
             for item in self.read.items(context, {KEYS: listed}):
                 fetched[_hashable(item.get(name) for name, _ in self.by)].append(item)
-        return self._joined(rows, fetched, values)
+        return self._joined(rows, hashed, fetched, values)
 
-    def _key_of_row(self, joined: Row) -> tuple | None:
+    def _values_of_row(self, joined: Row) -> list[Any] | None:
         values = [joined[side].get(name) for _, (side, name) in self.by]
-        return None if any(v is None for v in values) else _hashable(values)
+        return None if any(v is None for v in values) else values
 
     def _joined(
-        self, rows: list[Row], fetched: dict[tuple, list[dict[str, Any]]], values: Values
+        self,
+        rows: list[Row],
+        keys: list[tuple | None],
+        fetched: dict[tuple, list[dict[str, Any]]],
+        values: Values,
     ) -> list[Row]:
         out: list[Row] = []
         side = self.read.side
-        for joined in rows:
-            key = self._key_of_row(joined)
+        for joined, key in zip(rows, keys, strict=True):
             matched = []
             for candidate in fetched.get(key, ()) if key is not None else ():
                 extended = [*joined[:side], candidate, *joined[side + 1 :]]
@@ -133,19 +146,49 @@ def fetch_of(
                 ([index_key_schema(index).hash_key], MAX_PARTITION_KEYS, f"on index {index.name}")
             )
     own = [reader.rebased(term, side) for term in terms]
+    pinned = _pinned(terms)  # the statement's own parameters, whose values the execution has
     for columns, chunk, how in candidates:
-        if not all(c.name in equalities for c in columns):
+        reached = [c for c in columns if c.name in equalities]
+        if not reached or not all(c.name in equalities or c.name in pinned for c in columns):
             continue
+        fixed = {c.name: pinned[c.name] for c in columns if c.name not in equalities}
+        # the keys carry a pinned value: the statement need not test it again
+        kept = [t for n, t in enumerate(own) if n not in {number for number, _ in fixed.values()}]
         listed = [n for n in names]
         listed += [c.name for c in columns if c.name not in listed]
         statement = select(*(type_coerce(side.column(n), NullType()) for n in listed)).where(
-            _key_list(columns), *own
+            _key_list(columns), *kept
         )
         fetch = step(compiler, statement, f"{side.name} fetched {how} {purpose}", frozenset({KEYS}))
         if fetch.plan.operation != "Scan":
-            by = tuple((c.name, equalities[c.name]) for c in columns)
-            return Fetch(Read(side.number, fetch, tuple(listed)), by, chunk, kind, match)
+            return Fetch(
+                Read(side.number, fetch, tuple(listed)),
+                tuple((c.name, equalities[c.name]) for c in reached),
+                chunk,
+                kind,
+                match,
+                tuple((name, bind) for name, (_, bind) in fixed.items()),
+                tuple(c.name for c in columns),
+            )
     return _unreachable(side, equalities, reader)
+
+
+def _pinned(terms: list[Any]) -> dict[str, tuple[int, Any]]:
+    """The attributes the side's own terms compare with == to one parameter: each with its
+    term's place and the parameter."""
+    found: dict[str, tuple[int, Any]] = {}
+    for number, term in enumerate(terms):
+        if not (isinstance(term, elements.BinaryExpression) and term.operator is operators.eq):
+            continue
+        for column, value in ((term.left, term.right), (term.right, term.left)):
+            if (
+                isinstance(column, elements.ColumnClause)
+                and not column.is_literal
+                and isinstance(value, elements.BindParameter)
+                and not value.expanding
+            ):
+                found.setdefault(column.name, (number, value))
+    return found
 
 
 def _key_list(columns: list[Any]) -> Any:

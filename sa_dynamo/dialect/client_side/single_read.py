@@ -31,7 +31,8 @@ _ATTRIBUTE = re.compile(r'"(?:[^"]|"")*"')
 
 @dataclass(frozen=True)
 class BatchGet:
-    """A read of full keys as single-item SELECTs, 25 per BatchExecuteStatement.
+    """A read of full keys: a single-item SELECT whose keys the driver sends as BatchGetItem,
+    100 a request.
 
     ``keys`` is the IN list's expanding parameter; its values come first among the statement's
     parameters (key conditions are rendered first). ``always`` is False for an IN over the
