@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from . import capacity
@@ -36,7 +35,7 @@ from .errors import (
 )
 from .limits import BATCH_SIZE, MAX_GET_KEYS
 from .transport import Transport
-from .values import deserialize_item
+from .values import deserialize_item, key_of
 from .writes import Write
 
 if TYPE_CHECKING:
@@ -244,7 +243,7 @@ def read(
     keys: dict[tuple, dict[str, Any]] = {}  # each key once: BatchGetItem refuses a key named twice
     for start in range(0, len(parameters), width):
         key = dict(zip(names, parameters[start : start + width], strict=True))
-        keys.setdefault(_identity(key, names), key)
+        keys.setdefault(key_of(key, names), key)
     request: dict[str, Any] = {"ConsistentRead": True} if consistent else {}
     projected = stmt.projection(statement)
     if projected is not None:  # the key too, to put the items in the keys' order
@@ -253,16 +252,7 @@ def read(
     log.info("BatchGetItem of %d keys of %r for: %s", len(keys), table, statement)
     items, calls = _got(transport, table, list(keys.values()), request)
     order = {identity: n for n, identity in enumerate(keys)}
-    return sorted(items, key=lambda item: order[_identity(item, names)]), calls
-
-
-def _identity(key: dict[str, Any], names: list[str]) -> tuple:
-    """A key's values as one hashable tuple in which DynamoDB's equal keys are equal (a number
-    is its value, whatever digits spell it)."""
-    return tuple(
-        (kind, Decimal(value) if kind == "N" else value)
-        for kind, value in (next(iter(key[name].items())) for name in names)
-    )
+    return sorted(items, key=lambda item: order[key_of(item, names)]), calls
 
 
 def stored_as_sent(transport: Transport, writes: list[Write]) -> list[bool]:

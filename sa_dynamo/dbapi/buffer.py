@@ -212,7 +212,7 @@ class Buffer:
     def committed_item(self, table: str, key: tuple[tuple[str, dict], ...]) -> overlay.Item | None:
         """The item as committed (AttributeValues) or None, read strongly consistently (one
         GetItem) the first time this transaction needs it."""
-        known = (table, overlay.key_of(dict(key), (name for name, _ in key)))
+        known = (table, values.key_of(dict(key), (name for name, _ in key)))
         if known not in self._committed:
             where = " AND ".join(f"{writes.quote(name)} = ?" for name, _ in key)
             statement = f"SELECT * FROM {writes.quote(table)} WHERE {where}"
@@ -228,7 +228,7 @@ class Buffer:
         names = self.tables.key_names(table)
         unread = {}
         for key in keys:
-            known = overlay.key_of(dict(key), names)
+            known = values.key_of(dict(key), names)
             if (table, known) not in self._committed:
                 unread[known] = key
         if not unread:
@@ -236,7 +236,7 @@ class Buffer:
         log.info("BatchGetItem of %d items %s", len(unread), why)
         found = batch.read_items(self.transport, table, [dict(key) for key in unread.values()])
         self._committed.update(((table, k), None) for k in unread)
-        self._committed.update(((table, overlay.key_of(item, names)), item) for item in found)
+        self._committed.update(((table, values.key_of(item, names)), item) for item in found)
 
     def written(self, table: str) -> dict[overlay.Key, overlay.Item | None] | None:
         """The items of ``table`` this transaction wrote, by key, as they will be once committed
@@ -251,7 +251,7 @@ class Buffer:
                 "its reads, so a read of that table cannot see it: commit before reading, or write "
                 "with the canonical INSERT/UPDATE/DELETE forms the dialect emits"
             )
-        keyed = {overlay.key_of(dict(w.key), self.tables.key_names(table)): w for w in held}
+        keyed = {values.key_of(dict(w.key), self.tables.key_names(table)): w for w in held}
         updated = [w.key for w in keyed.values() if w.kind == "UPDATE"]
         self._read_committed(table, updated, "this transaction updates, to show its reads their new values")
         return {k: overlay.image(w, self._committed.get((table, k))) for k, w in keyed.items()}

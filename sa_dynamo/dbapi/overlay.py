@@ -12,7 +12,7 @@ are read once per transaction, strongly consistently, when a read first needs th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from . import statement as stmt
@@ -21,16 +21,11 @@ from .errors import NotSupportedError
 from .ordering import sort_key
 from .paging import Pages, keys_of, projection
 from .tables import Source
-from .values import deserialize, deserialize_item
+from .values import deserialize, deserialize_item, key_of
 from .writes import Write
 
 Item = dict[str, Any]  # an item as AttributeValues
 Key = tuple[Any, ...]  # an item's key values, as Python values
-
-
-def key_of(item: Mapping[str, Any], names: Iterable[str]) -> Key:
-    """An item's key values as Python values: 1 and 1.0 are one number, as DynamoDB says."""
-    return tuple(deserialize(item[name]) for name in names)
 
 
 def image(write: Write, committed: Item | None) -> Item | None:

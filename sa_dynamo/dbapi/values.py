@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 import gc
 from base64 import b64decode
-from collections.abc import Callable, Iterator, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
@@ -154,6 +154,12 @@ def deserialize_item(item: Mapping[str, Any]) -> dict[str, Any]:
     """An item's AttributeValues as Python values, so that equal items compare equal (1.0 = 1,
     sets unordered) and a predicate can read them."""
     return {name: deserialize(value) for name, value in item.items()}
+
+
+def key_of(item: Mapping[str, Any], names: Iterable[str]) -> tuple[Any, ...]:
+    """An item's (or a key's) values of ``names`` as Python values, one hashable tuple in which
+    DynamoDB's equal keys are equal: 1 and 1.0 are one number, as DynamoDB says."""
+    return tuple(deserialize(item[name]) for name in names)
 
 
 @contextmanager
