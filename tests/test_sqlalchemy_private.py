@@ -218,3 +218,58 @@ def test_declarative_registry_of_a_declarative_base_and_of_anything_else():
 
     assert private.declarative_registry(Base) is Base.registry
     assert private.declarative_registry(Base.metadata) is None
+
+
+def test_selected_mappers_are_all_mappers_read_from_annotations() -> None:
+    """``selected_mappers`` gives what ``ORMExecuteState.all_mappers`` gives for every select()
+    whose elements all carry a mapper, and None (ask all_mappers) for the others."""
+    from sqlalchemy import create_engine, event, literal_column
+    from sqlalchemy.orm import Bundle, Session, aliased, with_polymorphic
+
+    class Base(DeclarativeBase):
+        pass
+
+    class Animal(Base):
+        __tablename__ = "animals"
+        id: Mapped[int] = mapped_column(primary_key=True)
+        kind: Mapped[str] = mapped_column(String)
+        name: Mapped[str] = mapped_column(String, default="")
+        __mapper_args__ = {"polymorphic_on": "kind", "polymorphic_identity": "animal"}
+
+    class Dog(Animal):
+        __mapper_args__ = {"polymorphic_identity": "dog"}
+
+    class Owner(Base):
+        __tablename__ = "owners"
+        id: Mapped[int] = mapped_column(primary_key=True)
+        name: Mapped[str] = mapped_column(String, default="")
+
+    engine = create_engine("sqlite://")
+    Base.metadata.create_all(engine)
+    seen: list[tuple[object, object]] = []
+
+    def compare(state) -> None:
+        seen.append((private.selected_mappers(state.statement), list(state.all_mappers)))
+
+    statements = {
+        "entity": (select(Animal), [Animal]),
+        "subclass": (select(Dog), [Dog]),
+        "attributes": (select(Dog.name, Animal.id), [Dog, Animal]),
+        "two entities": (select(Owner, Animal).join(Animal, Owner.id == Animal.id), [Owner, Animal]),
+        "one repeated": (select(Animal.id, Animal.name, Animal), [Animal]),
+        "alias": (select(aliased(Dog)), [Dog]),
+        "with_polymorphic": (select(with_polymorphic(Animal, [Dog])), [Animal]),
+        "count": (select(func.count()).select_from(Animal), None),
+        "function of a column": (select(func.max(Animal.id)), None),
+        "text column beside an entity": (select(Animal, literal_column("1")), None),
+        "bundle": (select(Bundle("b", Animal.id, Animal.name)), None),
+    }
+    with Session(engine) as session:
+        event.listen(session, "do_orm_execute", compare)
+        for statement, _ in statements.values():
+            session.execute(statement).all()
+    for (name, (_, mappers)), (selected, all_mappers) in zip(statements.items(), seen, strict=True):
+        expected = None if mappers is None else [m.__mapper__ for m in mappers]
+        assert selected == expected, name
+        if selected is not None:
+            assert selected == all_mappers, name

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from sqlalchemy import String
+from sqlalchemy import Select, String
 from sqlalchemy.orm import Mapper, ORMExecuteState, mapped_column, with_loader_criteria
 
 from ..constructs import kinds_after_reading
 from ..dialect.capacity_warning import OPTION
 from ..dialect.options import DISCRIMINATOR
+from ..sqlalchemy_private import selected_mappers
 from .attribute_bags import mapped_by_kind
 from .scope import dynamodb_bind
 from .shared_tables import discriminator_column
@@ -64,7 +65,10 @@ def inject_discriminator_filter(state: ORMExecuteState) -> None:
         return
     # A count selects no entity (select(func.count()).select_from(Item), Query.count()): its
     # class is the statement's bind mapper, and it counts only the kinds it could load.
-    mappers = state.all_mappers or ([state.bind_mapper] if state.bind_mapper is not None else [])
+    statement = state.statement
+    mappers = (selected_mappers(statement) if isinstance(statement, Select) else None) or (
+        state.all_mappers or ([state.bind_mapper] if state.bind_mapper is not None else [])
+    )
     for mapper in mappers:
         column = discriminator_column(mapper)
         bind = None if column is None else dynamodb_bind(state, mapper)

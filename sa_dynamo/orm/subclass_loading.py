@@ -15,7 +15,7 @@ from sqlalchemy import Select
 from sqlalchemy.orm import ORMExecuteState
 from sqlalchemy.sql import elements, operators
 
-from ..sqlalchemy_private import order_by_clauses
+from ..sqlalchemy_private import order_by_clauses, where_criteria
 from .scope import on_dynamodb
 
 
@@ -25,7 +25,8 @@ def _is_ordered_subclass_load(statement: Any) -> bool:
     loader keyed by those columns would show."""
     if not isinstance(statement, Select):
         return False
-    where = statement.whereclause
+    criteria = where_criteria(statement)
+    where = criteria[0] if len(criteria) == 1 else None
     if not (
         isinstance(where, elements.BinaryExpression)
         and where.operator is operators.in_op

@@ -276,7 +276,9 @@ def add_key_conditions(state: ORMExecuteState) -> None:
     # (a JOIN) are not on the mapper's table and pin nothing. A lazy load's are, with its values
     # in the execution parameters: a relationship joined on template sources loads by Query.
     mapper = state.bind_mapper
-    if not state.is_select or mapper is None or not on_dynamodb(state, mapper):
+    if not state.is_select or mapper is None or not templates(mapper.class_):
+        return
+    if not on_dynamodb(state, mapper):
         return
     parameters = state.parameters if isinstance(state.parameters, Mapping) else EMPTY
     conditions = key_conditions(mapper, state.statement.whereclause, parameters)
