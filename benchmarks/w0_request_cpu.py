@@ -23,7 +23,6 @@ from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 from urllib3 import HTTPHeaderDict
 
-from sa_dynamo.dbapi.transport import signed
 from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 
 from . import common
@@ -33,8 +32,6 @@ from .models import orm_model
 NAME = "W0 client CPU per point read (canned answers)"
 # The driver's layers from the bottom up: each row of one adds its CPU to the row of the one below.
 LAYERS = ("transport.send", "DBAPI cursor.execute", "Core select().one()", "session.get")
-# The HTTP transport's row signed by botocore's SigV4Auth although the crt extra is installed.
-SIGV4AUTH = " (SigV4Auth signer)"
 # Never reached: every request is answered before it would be sent.
 ENDPOINT = "http://canned.invalid:9"
 _ITEM = {
@@ -158,10 +155,6 @@ def contenders(reads: int) -> Iterator[dict[str, Callable[[], None]]]:
         works.update(
             {f"sa_dynamo {name}{suffix}": work for name, work in layers(connection, session).items()}
         )
-    if signed.crt is not None:  # the crt extra signs the HTTP transport's requests: what it saves
-        works[f"sa_dynamo transport.send{SIGV4AUTH}"] = _signed_by_sigv4auth(
-            works["sa_dynamo transport.send"]
-        )
     try:
         yield works
     finally:
@@ -169,19 +162,6 @@ def contenders(reads: int) -> Iterator[dict[str, Callable[[], None]]]:
             each.close()
         for engine in engines.values():
             engine.dispose()
-
-
-def _signed_by_sigv4auth(work: Callable[[], None]) -> Callable[[], None]:
-    """``work`` with the HTTP transport signing by botocore's SigV4Auth, as without the crt extra."""
-
-    def signed_by_botocore() -> None:
-        kept, signed.crt = signed.crt, None
-        try:
-            work()
-        finally:
-            signed.crt = kept
-
-    return signed_by_botocore
 
 
 def run(env: Env, reads: int = 1000) -> None:

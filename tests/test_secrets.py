@@ -179,8 +179,9 @@ def test_logs_exceptions_and_reprs_never_show_the_secret(
 
     loggers = {record.name.split(".")[0] for record in debug_logs.records}
     assert {"sa_dynamo", "sqlalchemy", "botocore"} <= loggers, "the DEBUG logs were not captured"
-    # requests signed while the logs were captured: botocore's SigV4Auth logs it, on every
-    # transport; awscrt (the crt extra), which then signs for both, does so in C and logs nothing
+    # requests signed while the logs were captured: botocore's SigV4Auth logs the signature of
+    # each request botocore's client sends (the control plane's on every transport); where
+    # awscrt is installed, botocore signs with it, in C, and logs nothing
     if importlib.util.find_spec("awscrt") is None:
         assert any(record.getMessage().startswith("Signature:") for record in debug_logs.records)
     seen += [record.getMessage() for record in debug_logs.records]

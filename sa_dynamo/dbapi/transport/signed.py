@@ -1,7 +1,6 @@
 """DynamoDB's JSON API as the driver sends it itself, all but the I/O: each request encoded by
-the driver (wire.py), signed with botocore's ``SigV4Auth`` (or awscrt's signer, the same headers
-for less CPU, where the ``crt`` extra installed it: crt.py) and the credentials of a botocore
-session (frozen for every attempt, so that refreshing credentials keep working), sent to the
+the driver (wire.py), signed as botocore's ``SigV4Auth`` signs (sigv4.py, the same headers for a
+tenth of the CPU) with the credentials of a botocore session (frozen for every attempt, so that refreshing credentials keep working), sent to the
 endpoint and region botocore resolves for the same arguments, retried by botocore's rules for
 DynamoDB (retries.py), and answered as botocore's client answers: the same dicts (botocore's
 parser reads all but a page's Items), the same ``ClientError`` (code, message, HTTP status,
@@ -18,17 +17,12 @@ The sync transport (http.py, urllib3) and the asyncio one (aiohttp.py) differ on
 
 from __future__ import annotations
 
-import functools
-import hmac
 import logging
 import os
-from hashlib import sha256
 from typing import Any
 from urllib.parse import urlsplit
 from zlib import crc32
 
-from botocore.auth import SigV4Auth
-from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from botocore.exceptions import ChecksumError, ClientError, HTTPClientError, ParamValidationError
 from botocore.exceptions import ConnectionError as BotoConnectionError
@@ -38,19 +32,13 @@ from botocore.utils import get_environ_proxies
 from botocore.validate import ParamValidator
 
 from ..errors import NotSupportedError
-from . import shared, wire
+from . import shared, sigv4, wire
 from .base import Sending
 from .botocore import client
 from .retries import Retries
 
-try:
-    from . import crt
-except ImportError:  # the crt extra is not installed: botocore's SigV4Auth signs every request
-    crt = None  # type: ignore[assignment]
-
 log = logging.getLogger("sa_dynamo.dbapi")
 
-SIGNING_NAME = "dynamodb"
 TARGET_PREFIX = "DynamoDB_20120810."
 CONTENT_TYPE = "application/x-amz-json-1.0"
 
@@ -71,38 +59,6 @@ HONOURED_OPTIONS = frozenset(
         "use_dualstack_endpoint",
     }
 )
-
-
-class SignedRequest(AWSRequest):
-    """An AWSRequest whose body is its bytes as given: botocore's ``body`` prepares the whole
-    request again to read it, for every signature."""
-
-    @property
-    def body(self) -> bytes:
-        return self.data
-
-
-@functools.lru_cache(maxsize=32)
-def _signing_key(secret_key: str, date: str, region: str) -> bytes:
-    """SigV4's signing key (four HMACs from the secret key), the same for a day, region and service."""
-    key = f"AWS4{secret_key}".encode()
-    for part in (date, region, SIGNING_NAME, "aws4_request"):
-        key = hmac.new(key, part.encode(), sha256).digest()
-    return key
-
-
-class Signer(SigV4Auth):
-    """botocore's SigV4Auth for DynamoDB, its signing key derived once a day per credentials and
-    region instead of for every request: four of a signature's five HMACs, a quarter of its CPU.
-    The signatures are SigV4Auth's, byte for byte (tests/dbapi/test_transport.py)."""
-
-    def __init__(self, credentials: Any, region: str):
-        super().__init__(credentials, SIGNING_NAME, region)
-        self.region = region
-
-    def signature(self, string_to_sign: str, request: Any) -> str:
-        key = _signing_key(self.credentials.secret_key, request.context["timestamp"][:8], self.region)
-        return hmac.new(key, string_to_sign.encode("utf-8"), sha256).hexdigest()
 
 
 class Route:
@@ -146,14 +102,9 @@ class Route:
     def headers(self, operation: str, payload: bytes, frozen: Any) -> dict[str, str]:
         """The headers of one attempt, signed (SigV4) with the ``frozen`` credentials."""
         fields = {"Content-Type": CONTENT_TYPE, "X-Amz-Target": TARGET_PREFIX + operation}
-        if crt is not None:
-            signed = crt.sign(self.url, fields, payload, frozen, self.region)
-            signed["User-Agent"] = self.user_agent  # a header SigV4 leaves unsigned
-            return signed
-        fields["User-Agent"] = self.user_agent
-        request = SignedRequest("POST", self.url, data=payload, headers=fields)
-        Signer(frozen, self.region).add_auth(request)
-        return dict(request.headers.items())
+        signed = sigv4.sign(self.url, fields, payload, frozen, self.region)
+        signed["User-Agent"] = self.user_agent  # a header SigV4 leaves unsigned
+        return signed
 
     def answer(
         self, operation: str, status: int, headers: Any, body: bytes, wire_items: bool, attempt: int
