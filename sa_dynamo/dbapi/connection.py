@@ -57,18 +57,11 @@ class Connection:
         if self._recording is not None and operation in capacity.DATA_PLANE:
             self._recording.add(operation, body, answer)
 
-    @contextlib.contextmanager
-    def recording(self, consumed: capacity.Consumed) -> Iterator[None]:
+    def recording(self, consumed: capacity.Consumed) -> _Recording:
         """Every data-plane request sent meanwhile is added to ``consumed`` (a cursor's record
         of its statement; a page read later, while fetching, is recorded again this way), and
         the time spent meanwhile to its ``milliseconds``."""
-        outer, self._recording = self._recording, consumed
-        started = time.perf_counter()
-        try:
-            yield
-        finally:
-            self._recording = outer
-            consumed.milliseconds += (time.perf_counter() - started) * 1000
+        return _Recording(self, consumed)
 
     @property
     def hide_parameters(self) -> bool:
@@ -262,3 +255,20 @@ def _row_condition_failed(error: Error) -> bool:
     """A single-row transaction cancelled by its row's own condition (the first statement)."""
     reasons = error.response.get("CancellationReasons") or []
     return bool(reasons) and reasons[0].get("Code") == "ConditionalCheckFailed"
+
+
+class _Recording:
+    """``Connection.recording()``'s block; a class, not a generator: it runs in every read."""
+
+    __slots__ = ("_connection", "_consumed", "_outer", "_started")
+
+    def __init__(self, connection: Connection, consumed: capacity.Consumed) -> None:
+        self._connection, self._consumed = connection, consumed
+
+    def __enter__(self) -> None:
+        self._outer, self._connection._recording = self._connection._recording, self._consumed
+        self._started = time.perf_counter()
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self._connection._recording = self._outer
+        self._consumed.milliseconds += (time.perf_counter() - self._started) * 1000

@@ -18,16 +18,21 @@ from . import WIRE_ITEMS
 PLAIN_JSON = frozenset({"NextToken", "ConsumedCapacity"})
 
 
-def encode(request: dict[str, Any]) -> bytes:
-    """The body botocore's JSON serializer would make of ``request``: binary values as base64
-    text, its ``json.dumps`` separators. TypeError for a value that JSON cannot hold."""
-    return json.dumps(request, default=_base64).encode("utf-8")
-
-
 def _base64(value: Any) -> str:
     if isinstance(value, (bytes, bytearray)):
         return b64encode(value).decode("ascii")
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# What json.dumps(request, default=_base64) and json.loads(text) make for each call, made once.
+_ENCODER = json.JSONEncoder(default=_base64)
+_DECODER = json.JSONDecoder()
+
+
+def encode(request: dict[str, Any]) -> bytes:
+    """The body botocore's JSON serializer would make of ``request``: binary values as base64
+    text, its ``json.dumps`` separators. TypeError for a value that JSON cannot hold."""
+    return _ENCODER.encode(request).encode("utf-8")
 
 
 def read_page(body: bytes) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
@@ -36,8 +41,8 @@ def read_page(body: bytes) -> tuple[dict[str, Any], dict[str, Any] | None] | Non
     is); None when the body is no such answer (botocore reads it and reports what is wrong)."""
     try:
         with collector_paused():  # a page's worth of new objects, none in a cycle
-            data = json.loads(body)
-    except ValueError:
+            data = _DECODER.decode(body.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError among them
         return None
     if not isinstance(data, dict) or not isinstance(data.get("Items"), list):
         return None
