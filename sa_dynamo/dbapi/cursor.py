@@ -86,6 +86,7 @@ class Cursor(Writes):
         self.consumed = capacity.Consumed()
         self.finished: Callable[[capacity.Consumed], None] | None = None
         self._unfinished = False  # a statement whose figures are not yet complete (rows to fetch)
+        self._pages = self._new_pages()
         self._reset()
 
     @property
@@ -238,6 +239,7 @@ class Cursor(Writes):
         (logged when complete unless the statement ``sends`` nothing)."""
         self._finish()
         self._reset()
+        self._pages = self._new_pages()
         found = source_of(operation) if operation else None
         self.consumed = capacity.Consumed(source="/".join(filter(None, found)) if found else "")
         self._unfinished = sends
@@ -257,12 +259,15 @@ class Cursor(Writes):
             self.finished(self.consumed)
 
     def _reset(self) -> None:
+        """No result; the last statement's pages stay, for ``pages`` and ``skipped``."""
         self.description = None
         self.rowcount = -1
-        self._pages = Pages(self.connection.transport, self.discriminator, self.star_order, self.item_filter)
         self._rows: deque[tuple] = deque()
         self._delivered = 0
         self._skipped = 0  # rows dropped for skip_rows so far
+
+    def _new_pages(self) -> Pages:
+        return Pages(self.connection.transport, self.discriminator, self.star_order, self.item_filter)
 
     def _check_open(self) -> None:
         if self._closed:
