@@ -53,7 +53,7 @@ def sigv4auth_s(url: str, fields: dict[str, str], payload: bytes, frozen, region
 
 def at(monkeypatch: pytest.MonkeyPatch, moment: datetime.datetime) -> None:
     monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda: moment.replace(tzinfo=None))
-    monkeypatch.setattr(sigv4, "now", lambda: moment)
+    monkeypatch.setattr(sigv4, "now", moment.timestamp)
 
 
 @pytest.mark.parametrize("moment", MOMENTS, ids=str)

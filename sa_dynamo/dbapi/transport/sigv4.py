@@ -8,9 +8,9 @@ for SigV4Auth; nothing is logged (SigV4Auth logs the canonical request and signa
 
 from __future__ import annotations
 
-import datetime
 import functools
 import hmac
+import time
 from hashlib import sha256
 from typing import Any
 
@@ -42,9 +42,21 @@ def _signing_key(secret_key: str, date: str, region: str) -> bytes:
     return key
 
 
-def now() -> datetime.datetime:
-    """The moment a request is signed at (a test fixes it)."""
-    return datetime.datetime.now(datetime.timezone.utc)
+def now() -> float:
+    """The moment a request is signed at, in seconds since the epoch (a test fixes it)."""
+    return time.time()
+
+
+_stamped: tuple[int, str] = (-1, "")  # the last second signed at, as SigV4 writes it
+
+
+def _timestamp() -> str:
+    """``now()`` as X-Amz-Date, formatted once a second."""
+    global _stamped
+    second = int(now())
+    if second != _stamped[0]:
+        _stamped = (second, time.strftime(TIMESTAMP, time.gmtime(second)))
+    return _stamped[1]
 
 
 def sign(url: str, fields: dict[str, str], payload: bytes, frozen: Any, region: str) -> dict[str, str]:
@@ -54,7 +66,7 @@ def sign(url: str, fields: dict[str, str], payload: bytes, frozen: Any, region: 
     if frozen is None:
         raise NoCredentialsError()
     host, request_line = _target(url)
-    timestamp = now().strftime(TIMESTAMP)
+    timestamp = _timestamp()
     headers = dict(fields)
     headers["X-Amz-Date"] = timestamp
     if frozen.token:
