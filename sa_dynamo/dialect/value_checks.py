@@ -21,6 +21,7 @@ def check_values(context: Any, compiled: Any) -> bool:
     rows, as SQL says, without asking DynamoDB). Whether no row can match, so that nothing is
     sent."""
     values = context.compiled_parameters[0] if context.compiled_parameters else {}
+    expanded = expanded_parameters(context)
     for name, escape in compiled.record.like_patterns.items():
         pattern = values.get(name)
         if isinstance(pattern, str) and like_prefix(pattern, escape) is None:
@@ -31,10 +32,11 @@ def check_values(context: Any, compiled: Any) -> bool:
             )
     for name, attribute in compiled.record.key_parameters.items():
         # an IN list has been expanded into one parameter per value by now
-        candidates = [values.get(n) for n in expanded_parameters(context).get(name, [name])]
+        names = expanded.get(name)
+        candidates = [values.get(name)] if names is None else [values.get(n) for n in names]
         if name in compiled.record.like_patterns:  # LIKE 'prefix%' compares the prefix
             candidates = [like_prefix(v, compiled.record.like_patterns[name]) for v in candidates]
-        if any(v in ("", b"") for v in candidates):
+        if "" in candidates or b"" in candidates:
             refuse(
                 f"a comparison of key attribute {attribute!r} with an empty value",
                 "no key is empty, so leave the condition out or skip the query",
@@ -49,8 +51,8 @@ def check_values(context: Any, compiled: Any) -> bool:
             )
     nothing = (
         compiled.record.always_empty
-        or _compares_with_none(context, compiled)
-        or _key_retested(context, compiled)
+        or _compares_with_none(context, compiled, expanded)
+        or _key_retested(context, compiled, expanded)
     )
     if compiled.record.key_between is not None:
         low, high = (values[name] for name in compiled.record.key_between)
@@ -58,13 +60,12 @@ def check_values(context: Any, compiled: Any) -> bool:
     return nothing
 
 
-def _key_retested(context: Any, compiled: Any) -> bool:
+def _key_retested(context: Any, compiled: Any, expanded: dict[str, list[str]]) -> bool:
     """Whether a write's further tests of its key attributes fail for the key it pins (then
     no row matches); refused when they fail for some rows of an executemany only."""
     if compiled.record.key_retests is None:
         return False
     predicate, pinned = compiled.record.key_retests
-    expanded = expanded_parameters(context)
     failed = []
     for parameters in context.compiled_parameters:
         values = values_of(compiled, parameters, expanded)
@@ -77,16 +78,18 @@ def _key_retested(context: Any, compiled: Any) -> bool:
     return all(failed)
 
 
-def _compares_with_none(context: Any, compiled: Any) -> bool:
+def _compares_with_none(context: Any, compiled: Any, expanded: dict[str, list[str]]) -> bool:
     """Whether a term of the WHERE compares with None and so is never TRUE, as SQL says of
     x = NULL, x NOT IN (a, NULL) and x IN (NULL) (PartiQL's tests are TRUE for other values,
     or for a stored NULL): then no row matches. Where that cannot be the answer, below an OR
     or for some rows of an executemany, the statement is refused before sending."""
-    expanded = expanded_parameters(context)
     empty = False
     for values in context.compiled_parameters:
         for name, top_level in compiled.record.value_parameters.items():
-            never = never_true(compiled.binds[name], [values.get(n) for n in expanded.get(name, [name])])
+            names = expanded.get(name)
+            never = never_true(
+                compiled.binds[name], [values.get(name)] if names is None else [values.get(n) for n in names]
+            )
             if never is not None and (not top_level or context.executemany):
                 where = "in an executemany" if top_level else "below an OR"
                 refuse(
