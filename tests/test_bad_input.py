@@ -97,6 +97,11 @@ BAD_INPUT: dict[str, tuple[dict[str, Any], type, str, bool]] = {
     "infinity in a document": ({"doc": {"x": [math.inf]}}, DataError, "cannot store Infinity", True),
     "empty key in a document": ({"doc": {"": 1}}, DataError, "empty attribute name", True),
     "empty set": ({"doc": set()}, DataError, "empty set", True),
+    # what decoding bytes that are not UTF-8 with errors="surrogateescape" leaves
+    "lone surrogate in a string": ({"name": "ok\udcff"}, DataError, "lone surrogate at character 2", True),
+    "lone surrogate in a key": ({"pk": "\udcff"}, DataError, "lone surrogate at character 0", True),
+    "lone surrogate in a document's key": ({"doc": {"k\udcff": 1}}, DataError, "lone surrogate", True),
+    "lone surrogate in a set": ({"doc": {"a", "b\ud800"}}, DataError, "lone surrogate", True),
     "Numeric(10, 2) given 1e20": (
         {"price": 1e20},
         DataError,

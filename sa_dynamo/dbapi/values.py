@@ -48,7 +48,7 @@ def _set(value: Set) -> dict[str, list]:
     # Distinct in Python, equal in DynamoDB (0.1 and Decimal("0.1")): DynamoDB refuses a set
     # with duplicates, so each is sent once.
     if kind == "S":
-        return {"SS": sorted(value)}
+        return {"SS": sorted(_text(v) for v in value)}
     if kind == "N":
         return {"NS": sorted({_number(v) for v in value})}
     return {"BS": sorted({bytes(v) for v in value})}
@@ -64,6 +64,21 @@ def _scalar_kind(value: Any) -> str:
     raise DataError(f"a DynamoDB set cannot hold {type(value).__name__} values")
 
 
+def _text(value: str) -> str:
+    """``value``, which DynamoDB stores as UTF-8; a lone surrogate (what decoding bytes that are
+    not UTF-8 with errors="surrogateescape" leaves) has no UTF-8 form and is refused."""
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise DataError(
+                f"a string holds a lone surrogate at character {error.start}, which UTF-8 (the "
+                "encoding DynamoDB stores) cannot hold: decode the bytes it came from with "
+                "errors='replace', or store them as bytes (LargeBinary)"
+            ) from None
+    return value
+
+
 def serialize(value: Any, depth: int = 0) -> dict[str, Any]:
     """One Python value as a DynamoDB AttributeValue. ``depth``: the maps and lists around it;
     DynamoDB stores 32 levels, and a deeper value (or one that contains itself) is refused here
@@ -73,7 +88,7 @@ def serialize(value: Any, depth: int = 0) -> dict[str, Any]:
     if isinstance(value, bool):
         return {"BOOL": value}
     if isinstance(value, str):
-        return {"S": value}
+        return {"S": _text(value)}
     if isinstance(value, (int, float, Decimal)):
         return {"N": _number(value)}
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -92,7 +107,7 @@ def serialize(value: Any, depth: int = 0) -> dict[str, Any]:
     if depth >= MAX_NESTING:
         raise nesting_error()
     if isinstance(value, Mapping):
-        return {"M": {str(k): serialize(v, depth + 1) for k, v in value.items()}}
+        return {"M": {_text(str(k)): serialize(v, depth + 1) for k, v in value.items()}}
     return {"L": [serialize(v, depth + 1) for v in value]}
 
 
