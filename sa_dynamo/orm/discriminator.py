@@ -101,10 +101,14 @@ def inject_discriminator_filter(state: ORMExecuteState) -> None:
 
 
 def capacity_warned(state: ORMExecuteState, bind: Any) -> bool:
-    """Whether the CapacityWarning is on for the statement: its own option or the execute()
-    call's, else its connection's, else its engine's (create_engine's keyword)."""
-    ratio = state.execution_options.get(
-        OPTION, bind.get_execution_options().get(OPTION, bind.dialect.dynamodb_capacity_warning)
+    """Whether the CapacityWarning is on for the statement, in the order the execution context
+    reads it (``options_in_force``): the statement's own option, else the execute() call's,
+    else its connection's, else its engine's (create_engine's keyword)."""
+    ratio = state.statement.get_execution_options().get(
+        OPTION,
+        state.execution_options.get(
+            OPTION, bind.get_execution_options().get(OPTION, bind.dialect.dynamodb_capacity_warning)
+        ),
     )
     return ratio is not None
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, insert, select
+from sqlalchemy import create_engine, event, insert, select
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
@@ -155,3 +155,39 @@ def test_with_hide_parameters_the_offset_is_not_named(
         "and billed: the OFFSET read its rows and dropped them. Page with sa_dynamo.paginate() instead: "
         "its resume token starts the next page where the last one ended"
     ]
+
+
+def test_a_statement_s_own_option_wins_over_the_execute_call_s(
+    engine: Any, models: Any, table_name: str
+) -> None:
+    """As for every dynamodb_* option: the ORM's choice of who applies the discriminator filter
+    and the execution's warning read the option in the same order, so they agree."""
+    _, Order = models
+    statement = select(Order).where(Order.pk == "C#1")
+
+    def read_with(own: Any, call: Any) -> tuple[list[str], list[str], list[str]]:
+        sent: list[str] = []
+
+        def record(conn: Any, cursor: Any, text: str, *args: Any) -> None:
+            sent.append(text)
+
+        event.listen(engine, "before_cursor_execute", record)
+        try:
+            with Session(engine) as session, warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                found = session.scalars(
+                    statement.execution_options(dynamodb_capacity_warning=own),
+                    execution_options={"dynamodb_capacity_warning": call},
+                )
+                keys = [item.sk for item in found]
+        finally:
+            event.remove(engine, "before_cursor_execute", record)
+        return keys, [w.message.args[0][:60] for w in caught if w.category is CapacityWarning], sent
+
+    keys, warned, sent = read_with(own=3, call=None)
+    assert keys == ["ORDER#0", "ORDER#1"]
+    assert warned == [f"this read of {table_name} handed out 2 rows of the 10 items "[:60]]
+    assert '"$type" IN' not in sent[0]  # the driver applies the filter, and counts what it drops
+    keys, warned, sent = read_with(own=None, call=3)
+    assert (keys, warned) == (["ORDER#0", "ORDER#1"], [])
+    assert '"$type" IN' in sent[0]
