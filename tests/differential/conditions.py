@@ -37,6 +37,7 @@ from .surface_types import (
     negate,
     py,
     same,
+    sql_not,
 )
 
 COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
@@ -375,7 +376,7 @@ class Conditions:
             shapes = () if pool.kind == "bool" else ("bare-non-boolean",)
             return same(text, column, shapes)
         if operation == "not_bare":
-            return same(f"not_({text})", not_(column))
+            return same(f"not_({text})", sql_not(column))
         if operation == "is_true":
             value = draw.choice((True, False))
             return same(f"{text}.is_({value})", column.is_(value))
