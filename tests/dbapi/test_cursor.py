@@ -429,3 +429,14 @@ def test_a_finished_select_is_logged_with_its_pages_and_rows(
         f"ExecuteStatement {table.name}: 3 requests, 5 items read, 5 rows, capacity not reported, <ms>"
     ]
     assert "log" not in lines[0]  # parameters never appear in the log
+
+
+@pytest.mark.parametrize("hidden", [False, True])
+def test_a_lone_surrogate_in_a_read_s_parameter_is_refused_before_sending(
+    connect: Any, table: Table, hidden: bool
+) -> None:
+    cur = connect(hide_parameters=hidden).cursor()
+    with pytest.raises(dbapi.DataError, match="a string holds a lone surrogate at character 1") as refused:
+        select_partition(cur, table, ' AND "sk" = ?', ("a\udcff",))
+    assert cur.pages == 0
+    assert ("a\\udcff" in str(refused.value)) is not hidden
