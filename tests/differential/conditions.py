@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Integer, Table, bindparam, case, exists, func, literal, not_, null, select, true
+from sqlalchemy import Integer, Table, and_, bindparam, case, exists, func, literal, not_, null, select, true
 from sqlalchemy.exc import SADeprecationWarning
 
 from .judge import Draw
@@ -39,6 +39,14 @@ from .surface_types import (
     same,
     sql_not,
 )
+
+
+def starts_with(column: Any, operand: str | bytes) -> Any:
+    """Whether ``column`` starts with the non-empty ``operand``, as SQL means it for text and
+    bytes alike. The length is tested first: SQLite's substr of an empty blob is NULL, which
+    would make the test of b"" unknown (and its NOT unknown too) where it is false."""
+    return and_(func.length(column) >= len(operand), func.substr(column, 1, len(operand)) == literal(operand))
+
 
 COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
 OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
@@ -292,10 +300,7 @@ class Conditions:
         elif pool.kind == "binary" and not operand:
             judged = present(column)
         elif pool.kind == "binary":
-            if method == "contains":
-                judged = func.instr(column, operand) > 0
-            else:
-                judged = func.substr(column, 1, len(operand)) == literal(operand)
+            judged = func.instr(column, operand) > 0 if method == "contains" else starts_with(column, operand)
         else:
             judged = clause
         body = f"{text}.{method}({py(argument)})"
@@ -341,7 +346,7 @@ class Conditions:
             if not operand:  # every value starts with "" (SQLite's substr of an empty blob is NULL)
                 judged: Any = present(column)
             elif function == "begins_with":
-                judged = func.substr(column, 1, len(operand)) == literal(operand)
+                judged = starts_with(column, operand)
             else:
                 judged = func.instr(column, literal(operand)) > 0
             shapes: tuple[str, ...] = ()
