@@ -10,7 +10,6 @@ checksum is checked as in a real read.
 from __future__ import annotations
 
 import json
-import time
 import uuid
 import zlib
 from collections.abc import Callable, Iterator
@@ -27,7 +26,7 @@ from urllib3 import HTTPHeaderDict
 from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 
 from . import common
-from .common import BOTOCORE, Env, Result
+from .common import BOTOCORE, Env, Result, least_cpu_in_turns
 from .models import orm_model
 
 NAME = "W0 client CPU per point read (canned answers)"
@@ -163,21 +162,6 @@ def contenders(reads: int) -> Iterator[dict[str, Callable[[], None]]]:
             each.close()
         for engine in engines.values():
             engine.dispose()
-
-
-def least_cpu_in_turns(works: dict[str, Callable[[], None]], rounds: int) -> dict[str, float]:
-    """Each work's least CPU over ``rounds`` rounds that run every work in turn, after one run
-    of each to warm the caches: a busy minute of the machine (DynamoDB Local's JVM warming up
-    beside the run) then falls on every contender, not on whichever ran first."""
-    for work in works.values():
-        work()
-    least = dict.fromkeys(works, float("inf"))
-    for _ in range(rounds):
-        for name, work in works.items():
-            started = time.process_time()
-            work()
-            least[name] = min(least[name], time.process_time() - started)
-    return least
 
 
 def run(env: Env, reads: int = 1000) -> None:
