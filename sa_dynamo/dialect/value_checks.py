@@ -31,9 +31,7 @@ def check_values(context: Any, compiled: Any) -> bool:
                 "contains() for a substring, or filter the rows in Python",
             )
     for name, attribute in compiled.record.key_parameters.items():
-        # an IN list has been expanded into one parameter per value by now
-        names = expanded.get(name)
-        candidates = [values.get(name)] if names is None else [values.get(n) for n in names]
+        candidates = _given(values, expanded, name)
         if name in compiled.record.like_patterns:  # LIKE 'prefix%' compares the prefix
             candidates = [like_prefix(v, compiled.record.like_patterns[name]) for v in candidates]
         if "" in candidates or b"" in candidates:
@@ -58,6 +56,13 @@ def check_values(context: Any, compiled: Any) -> bool:
         low, high = (values[name] for name in compiled.record.key_between)
         nothing = nothing or low > high
     return nothing
+
+
+def _given(values: dict[str, Any], expanded: dict[str, list[str]], name: str) -> list[Any]:
+    """The values of parameter ``name``: an IN list's, expanded into one parameter per value by
+    now, or its one value."""
+    names = expanded.get(name)
+    return [values.get(name)] if names is None else [values.get(n) for n in names]
 
 
 def _key_retested(context: Any, compiled: Any, expanded: dict[str, list[str]]) -> bool:
@@ -86,10 +91,7 @@ def _compares_with_none(context: Any, compiled: Any, expanded: dict[str, list[st
     empty = False
     for values in context.compiled_parameters:
         for name, top_level in compiled.record.value_parameters.items():
-            names = expanded.get(name)
-            never = never_true(
-                compiled.binds[name], [values.get(name)] if names is None else [values.get(n) for n in names]
-            )
+            never = never_true(compiled.binds[name], _given(values, expanded, name))
             if never is not None and (not top_level or context.executemany):
                 where = "in an executemany" if top_level else "below an OR"
                 refuse(
