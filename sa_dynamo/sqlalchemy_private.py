@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from sqlalchemy import util
+from sqlalchemy import Select, util
 from sqlalchemy.engine.default import DefaultExecutionContext
 from sqlalchemy.sql import compiler, crud, elements
 from sqlalchemy.util import concurrency
@@ -119,8 +119,11 @@ def selected_elements(compile_state: Any) -> list[Any]:
 def selected_mappers(statement: Any) -> list[Any] | None:
     """The mappers of a select()'s entities and attributes, in ``ORMExecuteState.all_mappers``'s
     order, read from the annotations the ORM gives them: ``all_mappers`` builds every entity's
-    column descriptions to find them, a quarter of an ORM point read's listener CPU. None when a
-    selected element carries no mapper (a function, a Core column): ask ``all_mappers``."""
+    column descriptions to find them, a quarter of an ORM point read's listener CPU. None for
+    another statement, or when a selected element carries no mapper (a function, a Core
+    column): ask ``all_mappers``."""
+    if not isinstance(statement, Select):
+        return None
     mappers: list[Any] = []
     for column in statement._raw_columns:
         mapper = column._annotations.get("parentmapper")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from sqlalchemy import Select, String
+from sqlalchemy import String
 from sqlalchemy.orm import Mapper, ORMExecuteState, mapped_column, with_loader_criteria
 
 from ..constructs import kinds_after_reading
@@ -65,8 +65,7 @@ def inject_discriminator_filter(state: ORMExecuteState) -> None:
         return
     # A count selects no entity (select(func.count()).select_from(Item), Query.count()): its
     # class is the statement's bind mapper, and it counts only the kinds it could load.
-    statement = state.statement
-    mappers = (selected_mappers(statement) if isinstance(statement, Select) else None) or (
+    mappers = selected_mappers(state.statement) or (
         state.all_mappers or ([state.bind_mapper] if state.bind_mapper is not None else [])
     )
     for mapper in mappers:
