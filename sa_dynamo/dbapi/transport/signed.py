@@ -1,10 +1,11 @@
 """DynamoDB's JSON API as the driver sends it itself, all but the I/O: each request encoded by
 the driver (wire.py), signed as botocore's ``SigV4Auth`` signs (sigv4.py, the same headers for a
-tenth of the CPU) with the credentials of a botocore session (frozen for every attempt, so that refreshing credentials keep working), sent to the
-endpoint and region botocore resolves for the same arguments, retried by botocore's rules for
-DynamoDB (retries.py), and answered as botocore's client answers: the same dicts (botocore's
-parser reads all but a page's Items), the same ``ClientError`` (code, message, HTTP status,
-request id, CancellationReasons), the same exceptions for lost connections and time-outs.
+tenth of the CPU) with the credentials of a botocore session (frozen for every attempt, so that
+refreshing credentials keep working), sent to the endpoint and region botocore resolves for
+the same arguments, retried by botocore's rules for DynamoDB (retries.py), and answered as
+botocore's client answers: the same dicts (botocore's parser reads all but a page's Items), the
+same ``ClientError`` (code, message, HTTP status, request id, CancellationReasons), the same
+exceptions for lost connections and time-outs.
 
 What botocore's client adds per request and this leaves out: its event system (the hooks of
 tracing libraries and test doubles: use ``transport="botocore"`` for those), parameter
