@@ -1,8 +1,8 @@
 """W0: the client CPU of one point read, without a server: every contender answered from a canned
 HTTP response, so that only client-side work counts (issue 28's first target). Raw boto3
 ``get_item`` and ``execute_statement`` are answered through botocore's public ``before-send``
-event (which skips urllib3); the driver's HTTP transport through a stand-in for its urllib3
-pool that returns the same bytes (which skips the socket); sa_dynamo on ``transport=botocore``
+event (which skips urllib3); the driver's HTTP transport through a stand-in for its HTTP pool
+that returns the same answer (which skips the socket); sa_dynamo on ``transport=botocore``
 the way boto3 is. Each canned answer carries its ``x-amz-crc32``, as DynamoDB's do, so the
 checksum is checked as in a real read.
 """
@@ -21,7 +21,6 @@ import boto3
 from botocore.awsrequest import AWSResponse
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
-from urllib3 import HTTPHeaderDict
 
 from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 
@@ -75,18 +74,12 @@ def canned(request: Any, **_: Any) -> AWSResponse:
     return AWSResponse(request.url, 200, _headers(body), _Raw(body))
 
 
-class _Answer:
-    """What the HTTP transport reads of a urllib3 response."""
-
-    def __init__(self, body: bytes) -> None:
-        self.status, self.headers, self.data = 200, HTTPHeaderDict(_headers(body)), body
-
-
 class CannedPool:
-    """Stands in for the HTTP transport's urllib3 pool: the answer DynamoDB would give."""
+    """Stands in for the HTTP transport's pool: the answer DynamoDB would give."""
 
-    def urlopen(self, method: str, url: str, body: bytes, headers: dict[str, str], **_: Any) -> _Answer:
-        return _Answer(_ANSWERS[_operation(headers["X-Amz-Target"])])
+    def post(self, headers: dict[str, str], payload: bytes) -> tuple[int, dict[str, str], bytes]:
+        body = _ANSWERS[_operation(headers["X-Amz-Target"])]
+        return 200, _headers(body), body
 
     def close(self) -> None:
         pass

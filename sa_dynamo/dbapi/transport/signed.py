@@ -12,7 +12,7 @@ tracing libraries and test doubles: use ``transport="botocore"`` for those), par
 validation (unless ``client_config`` asks for it), the endpoint rule set evaluated per request
 (the endpoint is resolved once per engine), and its header objects beyond the signer's.
 
-The sync transport (http.py, urllib3) and the asyncio one (aiohttp.py) differ only in
+The sync transport (http.py, on http_pool.py's connections) and the asyncio one (aiohttp.py) differ only in
 ``_exchange`` (one HTTP request and its answer), ``pause`` and how credentials are refreshed.
 """
 

@@ -33,6 +33,11 @@ def _target(url: str) -> tuple[str, str]:
     return signer.headers_to_sign(probe)["host"], f"{method}\n{path}\n{query}\n"
 
 
+def host(url: str) -> str:
+    """The Host header of a request to ``url``, as SigV4 signs it (the default port dropped)."""
+    return _target(url)[0]
+
+
 @functools.lru_cache(maxsize=32)
 def _signing_key(secret_key: str, date: str, region: str) -> bytes:
     """SigV4's signing key, the same for a day, region and service."""
