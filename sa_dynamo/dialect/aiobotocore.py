@@ -1,7 +1,8 @@
 """``dynamodb+aiobotocore://`` and ``dynamodb+aiolocal://``: the dialect for ``create_async_engine``.
 
 The same dialect as ``dynamodb://`` and ``dynamodb+local://`` (URL, options, compiler, reflection),
-on the same driver with its requests sent on aiohttp (dbapi/transport/aiohttp.py; with
+on the same driver with its requests sent on its own asyncio connections
+(dbapi/transport/asyncio_http.py; with
 ``?transport=botocore``, by aiobotocore: dbapi/transport/aiobotocore.py) and awaited under
 SQLAlchemy's greenlet bridge; what is adapted here is what SQLAlchemy's own async dialects adapt
 (aiosqlite, asyncpg): the connection, the cursors and the pool.
@@ -133,11 +134,12 @@ def connect(
     **credentials: Any,
 ) -> AsyncAdaptedConnection:
     """``sa_dynamo.dbapi.connect`` for asyncio: the same arguments, credential chain, region,
-    retries and endpoint settings, on aiohttp (or aiobotocore, ``transport="botocore"``)."""
+    retries and endpoint settings, on the driver's own asyncio connections (or aiobotocore's,
+    ``transport="botocore"``)."""
     if chosen(transport) == "botocore":
         from ..dbapi.transport import aiobotocore as sending
     else:
-        from ..dbapi.transport import aiohttp as sending  # type: ignore[no-redef]
+        from ..dbapi.transport import asyncio_http as sending  # type: ignore[no-redef]
     to = Destination(endpoint_url, region_name, profile_name, client_config, credentials)
     made = sending.transport(to, await_, in_greenlet)
     return AsyncAdaptedConnection(made, autocommit=autocommit, hide_parameters=hide_parameters)

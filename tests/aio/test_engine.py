@@ -159,7 +159,7 @@ async def test_the_aiobotocore_client_is_as_lean_as_boto3_s(make_aio_engine, aio
 
 
 async def test_both_asyncio_transports_send_the_same_bytes(make_aio_engine, proxy, items):
-    """aiohttp's requests (the driver's own encoding and signing) carry exactly the bodies
+    """The driver's own asyncio requests (its own encoding and signing) carry exactly the bodies
     aiobotocore's do, as the fault proxy in front of DynamoDB Local receives them."""
     rows = [{"pk": "same", "sk": f"s{i}", "n": i, "name": "x \u00fc"} for i in range(30)]
     sent = {}

@@ -1,6 +1,6 @@
 """A pool of 32 async connections costs what one does (issue 32), on each transport: one botocore
 (or aiobotocore) session, and each connection after the first a few hundred tracked objects;
-refreshing credentials (refreshed in a worker thread on aiohttp) sign every request."""
+refreshing credentials (refreshed in a worker thread on the default transport) sign every request."""
 
 from __future__ import annotations
 

@@ -1,12 +1,15 @@
-"""The sync transport's own HTTP/1.1 connections (http_pool.py) against loopback servers that
-answer as scripted: keep-alive, the ways an answer is framed or fails, proxies and TLS. The
-whole suite sends through the same pool to DynamoDB Local, and tests/fault through a proxy that
-resets connections and loses answers."""
+"""The HTTP transports' own HTTP/1.1 connections, sync (http_pool.py) and asyncio
+(asyncio_pool.py), against loopback servers that answer as scripted: keep-alive, the ways an
+answer is framed or fails, proxies and TLS. The whole suite sends through the same pools to
+DynamoDB Local, and tests/fault through a proxy that resets connections and loses answers."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import socket
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from botocore.exceptions import (
@@ -19,17 +22,46 @@ from botocore.exceptions import (
 from support.scripted_http import CA, LOSE, THEN_CLOSE, answer, connect_proxy, serving
 
 from sa_dynamo import dbapi
+from sa_dynamo.dbapi.transport.asyncio_pool import AsyncHTTPPool
 from sa_dynamo.dbapi.transport.http_pool import HTTPPool
 
 HEADERS = {"X-Amz-Target": "DynamoDB_20120810.ListTables", "Content-Type": "application/x-amz-json-1.0"}
 
 
-def pool(url: str, **options: object) -> HTTPPool:
-    settings = {"size": 2, "connect_timeout": 5, "read_timeout": 5, **options}
-    return HTTPPool(url, **settings)  # type: ignore[arg-type]
+class OnALoop:
+    """An AsyncHTTPPool driven from a test, on an event loop of its own."""
+
+    def __init__(self, *args: Any, **options: Any) -> None:
+        self._pool = AsyncHTTPPool(*args, **options)
+        self.loop = asyncio.new_event_loop()
+
+    def post(self, headers: dict[str, str], payload: bytes) -> tuple[int, dict[str, str], bytes]:
+        return self.loop.run_until_complete(self._pool.post(headers, payload))
+
+    def close(self) -> None:
+        self._pool.close()
+        self.loop.run_until_complete(asyncio.sleep(0))  # the transports' close callbacks
 
 
-def test_requests_share_one_kept_alive_connection() -> None:
+@pytest.fixture(params=["sync", "asyncio"])
+def pool(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
+    """``pool(url, **options)``: a pool of the parameter's kind, two idle connections at most."""
+    loops: list[asyncio.AbstractEventLoop] = []
+
+    def make(url: str, **options: Any) -> Any:
+        settings = {"size": 2, "connect_timeout": 5, "read_timeout": 5, **options}
+        if request.param == "sync":
+            return HTTPPool(url, **settings)
+        made = OnALoop(url, **settings)
+        loops.append(made.loop)
+        return made
+
+    yield make
+    for loop in loops:
+        loop.close()
+
+
+def test_requests_share_one_kept_alive_connection(pool: Callable[..., Any]) -> None:
     with serving(answer(200, b'{"a": 1}', "x-amzn-RequestId: r1"), answer(400, b'{"b": 2}')) as served:
         http = pool(served.url)
         first = http.post(HEADERS, b'{"TableName": "t"}')
@@ -49,7 +81,7 @@ def test_requests_share_one_kept_alive_connection() -> None:
     assert one.headers["content-length"] == "18" and one.body == b'{"TableName": "t"}'
 
 
-def test_a_connection_the_server_closed_while_idle_is_not_sent_on() -> None:
+def test_a_connection_the_server_closed_while_idle_is_not_sent_on(pool: Callable[..., Any]) -> None:
     with serving(answer(body=b"1"), THEN_CLOSE, answer(body=b"2")) as served:
         http = pool(served.url)
         assert http.post(HEADERS, b"{}")[2] == b"1"
@@ -59,7 +91,7 @@ def test_a_connection_the_server_closed_while_idle_is_not_sent_on() -> None:
     assert served.requests[0].port != served.requests[1].port
 
 
-def test_an_answer_that_says_it_closes_its_connection_is_not_kept() -> None:
+def test_an_answer_that_says_it_closes_its_connection_is_not_kept(pool: Callable[..., Any]) -> None:
     with serving(answer(200, b"1", "Connection: close"), answer(body=b"2")) as served:
         http = pool(served.url)
         assert http.post(HEADERS, b"{}")[2] == b"1"
@@ -77,7 +109,7 @@ def test_an_answer_that_says_it_closes_its_connection_is_not_kept() -> None:
     ],
     ids=["chunked", "after an interim answer", "ended by the connection"],
 )
-def test_an_answer_is_read_whole_however_it_is_framed(raw: bytes) -> None:
+def test_an_answer_is_read_whole_however_it_is_framed(raw: bytes, pool: Callable[..., Any]) -> None:
     script = [raw, THEN_CLOSE] if raw.startswith(b"HTTP/1.0") else [raw]
     with serving(*script, answer(body=b"next")) as served:
         http = pool(served.url)
@@ -87,7 +119,7 @@ def test_an_answer_is_read_whole_however_it_is_framed(raw: bytes) -> None:
         http.close()
 
 
-def test_a_repeated_header_is_read_as_one_joined_by_commas() -> None:
+def test_a_repeated_header_is_read_as_one_joined_by_commas(pool: Callable[..., Any]) -> None:
     with serving(answer(200, b"{}", "Vary: a", "Vary: b")) as served:
         http = pool(served.url)
         assert http.post(HEADERS, b"{}")[1]["vary"] == "a, b"
@@ -104,7 +136,9 @@ def test_a_repeated_header_is_read_as_one_joined_by_commas() -> None:
     ],
     ids=["body cut short", "headers cut short", "no answer", "not HTTP"],
 )
-def test_a_connection_lost_mid_answer_is_botocore_s_closed_connection(raw: bytes | str) -> None:
+def test_a_connection_lost_mid_answer_is_botocore_s_closed_connection(
+    raw: bytes | str, pool: Callable[..., Any]
+) -> None:
     script = [raw] if raw == LOSE else [raw, THEN_CLOSE]
     with serving(*script, answer(body=b"after")) as served:
         http = pool(served.url)
@@ -115,7 +149,7 @@ def test_a_connection_lost_mid_answer_is_botocore_s_closed_connection(raw: bytes
     assert served.requests[0].port != served.requests[1].port
 
 
-def test_an_answer_later_than_the_read_timeout_is_a_read_timeout() -> None:
+def test_an_answer_later_than_the_read_timeout_is_a_read_timeout(pool: Callable[..., Any]) -> None:
     with serving() as served:
         http = pool(served.url, read_timeout=0.3)
         with pytest.raises(ReadTimeoutError, match=f'Read timeout on endpoint URL: "{served.url}"'):
@@ -123,7 +157,7 @@ def test_an_answer_later_than_the_read_timeout_is_a_read_timeout() -> None:
         http.close()
 
 
-def test_nothing_listening_is_an_endpoint_connection_error() -> None:
+def test_nothing_listening_is_an_endpoint_connection_error(pool: Callable[..., Any]) -> None:
     with socket.create_server(("127.0.0.1", 0)) as placeholder:
         port = placeholder.getsockname()[1]
     http = pool(f"http://127.0.0.1:{port}/")
@@ -131,7 +165,7 @@ def test_nothing_listening_is_an_endpoint_connection_error() -> None:
         http.post(HEADERS, b"{}")
 
 
-def test_through_an_http_proxy_an_http_endpoint_is_named_whole() -> None:
+def test_through_an_http_proxy_an_http_endpoint_is_named_whole(pool: Callable[..., Any]) -> None:
     endpoint = "http://dynamodb.invalid:8000/"
     with serving(answer(body=b"proxied")) as proxy:
         user = proxy.url.replace("http://", "http://me:s%40cret@")
@@ -144,7 +178,7 @@ def test_through_an_http_proxy_an_http_endpoint_is_named_whole() -> None:
     assert request.headers["proxy-authorization"] == "Basic " + base64.b64encode(b"me:s@cret").decode()
 
 
-def test_tls_through_a_connect_tunnel() -> None:
+def test_tls_through_a_connect_tunnel(pool: Callable[..., Any]) -> None:
     with serving(answer(body=b"1"), answer(body=b"2"), tls=True) as served, connect_proxy(served) as proxy:
         http = pool(served.url, proxy=proxy, ca_bundle=CA)
         assert http.post(HEADERS, b'{"x": 1}')[2] == b"1"
@@ -158,7 +192,7 @@ def test_tls_through_a_connect_tunnel() -> None:
     assert served.requests[0].body == b'{"x": 1}'
 
 
-def test_a_certificate_no_trusted_authority_signed_is_an_ssl_error() -> None:
+def test_a_certificate_no_trusted_authority_signed_is_an_ssl_error(pool: Callable[..., Any]) -> None:
     with serving(answer(), tls=True) as served:
         with pytest.raises(SSLError, match="CERTIFICATE_VERIFY_FAILED"):
             pool(served.url).post(HEADERS, b"{}")
@@ -167,7 +201,7 @@ def test_a_certificate_no_trusted_authority_signed_is_an_ssl_error() -> None:
         http.close()
 
 
-def test_a_proxy_that_refuses_the_tunnel_is_a_proxy_error() -> None:
+def test_a_proxy_that_refuses_the_tunnel_is_a_proxy_error(pool: Callable[..., Any]) -> None:
     with serving(answer(407, b"", "Proxy-Authenticate: Basic")) as proxy:
         http = pool("https://localhost:1/", proxy=proxy.url.replace("http://", "http://me:secret@"))
         with pytest.raises(ProxyConnectionError, match=r"127\.0\.0\.1") as raised:
@@ -177,7 +211,7 @@ def test_a_proxy_that_refuses_the_tunnel_is_a_proxy_error() -> None:
     assert proxy.requests[0].line == "CONNECT localhost:1 HTTP/1.1"
 
 
-def test_a_proxy_spoken_to_over_tls_is_botocore_s() -> None:
+def test_a_proxy_spoken_to_over_tls_is_botocore_s(pool: Callable[..., Any]) -> None:
     with pytest.raises(dbapi.NotSupportedError, match="transport='botocore'") as raised:
         pool("https://dynamodb.us-east-1.amazonaws.com/", proxy="https://me:secret@proxy.invalid:3128")
     assert "secret" not in str(raised.value)

@@ -3,7 +3,7 @@ and synchronous tests run against the async driver.
 
 A test that depends on the ``driver`` fixture (tests/orm's engine, tests/dbapi/test_transactions.py's
 connections) runs once per driver; on the asyncio one its engine is an AsyncEngine's
-``sync_engine`` (its transport aiohttp's, or aiobotocore's with SA_DYNAMO_TRANSPORT=botocore), and
+``sync_engine`` (its transport the driver's own, or aiobotocore's with SA_DYNAMO_TRANSPORT=botocore), and
 its whole protocol (fixtures, body, teardown) runs under SQLAlchemy's ``greenlet_spawn`` on the
 session's loop, as ``AsyncSession.run_sync`` runs a function: each request of the driver is then
 awaited on the loop. The same test bodies so cover both drivers, without a second copy.

@@ -30,19 +30,7 @@ def transport(to: shared.Destination) -> HTTPTransport:
     closed after its last)."""
     key = to.key()
 
-    def make() -> signed.Route:
-        route = signed.route(to)
-        route.pool = HTTPPool(
-            route.url,
-            route.pool_size,
-            route.connect_timeout,
-            route.read_timeout,
-            route.proxy,
-            route.ca_bundle,
-        )
-        return route
-
-    route = ROUTES.take(key, make)
+    route = ROUTES.take(key, lambda: signed.route(to, HTTPPool))
 
     def give_back() -> None:
         if ROUTES.give_back(key):

@@ -12,14 +12,16 @@ tracing libraries and test doubles: use ``transport="botocore"`` for those), par
 validation (unless ``client_config`` asks for it), the endpoint rule set evaluated per request
 (the endpoint is resolved once per engine), and its header objects beyond the signer's.
 
-The sync transport (http.py, on http_pool.py's connections) and the asyncio one (aiohttp.py) differ only in
-``_exchange`` (one HTTP request and its answer), ``pause`` and how credentials are refreshed.
+The sync transport (http.py) and the asyncio one (asyncio_http.py) differ only in their
+connections (http_pool.py, asyncio_pool.py: one HTTP request and its answer), ``pause`` and how
+credentials are refreshed.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 from zlib import crc32
@@ -65,7 +67,7 @@ HONOURED_OPTIONS = frozenset(
 class Route:
     """What every connection of an engine shares on the HTTP transports: the endpoint and region
     botocore resolved, the credentials that sign, the retry rules, the timeouts and proxy, and
-    the HTTP pool itself (``pool``, the I/O's to make and close)."""
+    the pool of connections itself (``pool``: an ``HTTPPool`` or ``AsyncHTTPPool``)."""
 
     def __init__(self, resolved: Any, validating: bool, credentials: Any, ca_bundle: str | bool):
         meta = resolved.meta
@@ -156,10 +158,11 @@ def _metadata(status: int, headers: Any, attempt: int) -> dict[str, Any]:
     }
 
 
-def route(to: shared.Destination) -> Route:
+def route(to: shared.Destination, pool: Callable[..., Any]) -> Route:
     """A new route for connect()'s arguments: the endpoint, region, retries, timeouts, proxies
     and pool size are those of the botocore client the same arguments would make (made once,
-    to ask, and dropped), the credentials the arguments' key pair or the session's chain."""
+    to ask, and dropped), the credentials the arguments' key pair or the session's chain;
+    its connections a ``pool`` (the class) of them."""
     refused = sorted(
         name
         for name, value in (to.client_config or {}).items()
@@ -184,6 +187,9 @@ def route(to: shared.Destination) -> Route:
     ca_bundle = session.core.get_config_variable("ca_bundle") or os.environ.get("REQUESTS_CA_BUNDLE", True)
     made = Route(resolved, validating, signing, get_cert_path(ca_bundle))
     resolved.close()
+    made.pool = pool(
+        made.url, made.pool_size, made.connect_timeout, made.read_timeout, made.proxy, made.ca_bundle
+    )
     return made
 
 

@@ -1,0 +1,165 @@
+"""The asyncio transport's HTTP: an engine's keep-alive HTTP/1.1 connections to its endpoint for
+one event loop, each an asyncio protocol; what is said on them is http11.py's, as on the sync
+connections (http_pool.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+from .http11 import Answer, Endpoint
+
+T = TypeVar("T")
+
+
+class AsyncHTTPPool:
+    """At most ``size`` idle connections kept alive to ``url`` (through ``proxy``); more are opened
+    while more requests are in flight, and closed when their answer is read."""
+
+    def __init__(
+        self,
+        url: str,
+        size: int,
+        connect_timeout: float | None,
+        read_timeout: float | None,
+        proxy: str | None = None,
+        ca_bundle: str | bool = True,
+    ) -> None:
+        self._endpoint = Endpoint(url, proxy, ca_bundle)
+        self._size = size
+        self._connect_timeout = connect_timeout
+        self._read_timeout = read_timeout
+        self._idle: deque[_Connection] = deque()
+        self._closed = False
+
+    async def post(self, headers: dict[str, str], payload: bytes) -> tuple[int, dict[str, str], bytes]:
+        """The answer to a POST of ``payload`` with ``headers``, as ``HTTPPool.post`` gives it."""
+        connection = self._take() or await self._connect()
+        try:
+            answer = await connection.exchange(
+                self._endpoint.request(headers, payload), Answer(), self._read_timeout
+            )
+        except Exception as exc:
+            connection.close()
+            raise self._endpoint.request_failure(exc) from None
+        except BaseException:  # cancelled: the answer's rest would be read as the next one's
+            connection.close()
+            raise
+        if answer.reusable and not self._closed and len(self._idle) < self._size:
+            self._idle.append(connection)
+        else:
+            connection.close()
+        return answer.status, answer.headers, answer.body
+
+    def close(self) -> None:
+        """Close the idle connections; those in use close when their answer is read."""
+        self._closed = True
+        while self._idle:
+            self._idle.pop().close()
+
+    def _take(self) -> _Connection | None:
+        while self._idle:
+            connection = self._idle.pop()
+            if connection.open():
+                return connection
+            connection.close()
+        return None
+
+    async def _connect(self) -> _Connection:
+        endpoint, loop = self._endpoint, asyncio.get_running_loop()
+        try:
+            transport, connection = await _within(
+                loop.create_connection(_Connection, *endpoint.address), self._connect_timeout
+            )
+        except Exception as exc:
+            raise endpoint.connect_failure(exc) from None
+        try:
+            if endpoint.tunnel:
+                endpoint.tunnelled(
+                    await connection.exchange(endpoint.tunnel, Answer(head_only=True), self._connect_timeout)
+                )
+            if endpoint.tls:
+                connection.transport = await _within(
+                    loop.start_tls(transport, connection, endpoint.tls, server_hostname=endpoint.host),
+                    self._connect_timeout,
+                )
+        except Exception as exc:
+            connection.close()
+            raise endpoint.connect_failure(exc) from None
+        return connection
+
+
+async def _within(awaitable: Awaitable[T], seconds: float | None) -> T:
+    """``awaitable``'s result; TimeoutError after ``seconds`` (asyncio's own before Python 3.11)."""
+    try:
+        return await asyncio.wait_for(awaitable, seconds)
+    except asyncio.TimeoutError:
+        raise TimeoutError(f"not done within {seconds} s") from None
+
+
+class _Connection(asyncio.Protocol):
+    """One keep-alive connection: the answer it is reading, made whole by the bytes that arrive."""
+
+    def __init__(self) -> None:
+        self.transport: Any = None
+        self._answer: Answer | None = None
+        self._whole: asyncio.Future[None] | None = None
+        self._lost = False
+
+    def connection_made(self, transport: Any) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        whole, answer = self._whole, self._answer
+        if whole is None or answer is None or whole.done():
+            self._lost = True  # bytes nobody asked for: the connection is not used again
+            return
+        try:
+            if answer.feed(data):
+                whole.set_result(None)
+        except Exception as exc:
+            whole.set_exception(exc)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._lost = True
+        whole, answer = self._whole, self._answer
+        if whole is None or answer is None or whole.done():
+            return
+        if exc is not None:
+            whole.set_exception(exc)
+            return
+        try:
+            answer.end()
+        except Exception as malformed:
+            whole.set_exception(malformed)
+        else:
+            whole.set_result(None)
+
+    async def exchange(self, request: bytes, answer: Answer, timeout: float | None) -> Answer:
+        """``answer`` to ``request``, read whole; TimeoutError when ``timeout`` seconds pass first."""
+        loop = asyncio.get_running_loop()
+        self._answer, self._whole = answer, loop.create_future()
+        timer = None if timeout is None else loop.call_later(timeout, self._time_out, timeout)
+        try:
+            self.transport.write(request)
+            await self._whole
+        finally:
+            if timer is not None:
+                timer.cancel()
+            self._answer = self._whole = None
+        return answer
+
+    def _time_out(self, timeout: float) -> None:
+        if self._whole is not None and not self._whole.done():
+            self._whole.set_exception(TimeoutError(f"no answer within {timeout} s"))
+
+    def open(self) -> bool:
+        """False when the server has closed it (or sent something unasked) while it was idle."""
+        return not self._lost and not self.transport.is_closing()
+
+    def close(self) -> None:
+        self._lost = True
+        if self.transport is not None:
+            self.transport.close()
