@@ -23,8 +23,16 @@ from support.scripted_http import CA, LOSE, THEN_CLOSE, answer, connect_proxy, s
 
 from sa_dynamo import dbapi
 from sa_dynamo.dbapi.transport.asyncio_pool import AsyncHTTPPool
+from sa_dynamo.dbapi.transport.http11 import Answer
 from sa_dynamo.dbapi.transport.http_pool import HTTPPool
 
+# One answer, {"a": 12}, framed each way HTTP allows.
+FRAMINGS = [
+    b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{"a"\r\n5;x=y\r\n: 12}\r\n0\r\nT: 1\r\n\r\n',
+    b'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n{"a": 12}',
+    b'HTTP/1.0 200 OK\r\n\r\n{"a": 12}',
+]
+FRAMING_IDS = ["chunked", "after an interim answer", "ended by the connection"]
 HEADERS = {"X-Amz-Target": "DynamoDB_20120810.ListTables", "Content-Type": "application/x-amz-json-1.0"}
 
 
@@ -100,15 +108,7 @@ def test_an_answer_that_says_it_closes_its_connection_is_not_kept(pool: Callable
     assert served.requests[0].port != served.requests[1].port
 
 
-@pytest.mark.parametrize(
-    "raw",
-    [
-        b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{"a"\r\n5;x=y\r\n: 12}\r\n0\r\nT: 1\r\n\r\n',
-        b'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n{"a": 12}',
-        b'HTTP/1.0 200 OK\r\n\r\n{"a": 12}',
-    ],
-    ids=["chunked", "after an interim answer", "ended by the connection"],
-)
+@pytest.mark.parametrize("raw", FRAMINGS, ids=FRAMING_IDS)
 def test_an_answer_is_read_whole_however_it_is_framed(raw: bytes, pool: Callable[..., Any]) -> None:
     script = [raw, THEN_CLOSE] if raw.startswith(b"HTTP/1.0") else [raw]
     with serving(*script, answer(body=b"next")) as served:
@@ -117,6 +117,20 @@ def test_an_answer_is_read_whole_however_it_is_framed(raw: bytes, pool: Callable
         assert (status, body) == (200, b'{"a": 12}')
         assert http.post(HEADERS, b"{}")[2] == b"next"
         http.close()
+
+
+@pytest.mark.parametrize("piece", [1, 2, 7])
+@pytest.mark.parametrize("raw", FRAMINGS, ids=FRAMING_IDS)
+def test_an_answer_arriving_in_pieces_reads_as_one_arriving_whole(raw: bytes, piece: int) -> None:
+    whole, in_pieces = Answer(), Answer()
+    done = whole.feed(raw)
+    for start in range(0, len(raw), piece):
+        assert not in_pieces.feed(raw[start : start + piece]) or start + piece >= len(raw)
+    if not done:  # read until the connection closes
+        whole.end()
+        in_pieces.end()
+    assert (in_pieces.status, in_pieces.headers, in_pieces.body) == (whole.status, whole.headers, whole.body)
+    assert whole.body == b'{"a": 12}'
 
 
 def test_a_repeated_header_is_read_as_one_joined_by_commas(pool: Callable[..., Any]) -> None:

@@ -5,85 +5,54 @@ connections (http_pool.py)."""
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from .http11 import Answer, Endpoint
+from .http11 import Answer, Pool
 
 T = TypeVar("T")
 
 
-class AsyncHTTPPool:
-    """At most ``size`` idle connections kept alive to ``url`` (through ``proxy``); more are opened
-    while more requests are in flight, and closed when their answer is read."""
-
-    def __init__(
-        self,
-        url: str,
-        size: int,
-        connect_timeout: float | None,
-        read_timeout: float | None,
-        proxy: str | None = None,
-        ca_bundle: str | bool = True,
-    ) -> None:
-        self._endpoint = Endpoint(url, proxy, ca_bundle)
-        self._size = size
-        self._connect_timeout = connect_timeout
-        self._read_timeout = read_timeout
-        self._idle: deque[_Connection] = deque()
-        self._closed = False
+class AsyncHTTPPool(Pool["_Connection"]):
+    """An engine's connections for one event loop."""
 
     async def post(self, headers: dict[str, str], payload: bytes) -> tuple[int, dict[str, str], bytes]:
         """The answer to a POST of ``payload`` with ``headers``, as ``HTTPPool.post`` gives it."""
-        connection = self._take() or await self._connect()
+        connection = self._reuse() or await self._connect()
         try:
             answer = await connection.exchange(
-                self._endpoint.request(headers, payload), Answer(), self._read_timeout
+                self.endpoint.request(headers, payload), Answer(), self.read_timeout
             )
         except Exception as exc:
             connection.close()
-            raise self._endpoint.request_failure(exc) from None
+            raise self.endpoint.request_failure(exc) from None
         except BaseException:  # cancelled: the answer's rest would be read as the next one's
             connection.close()
             raise
-        if answer.reusable and not self._closed and len(self._idle) < self._size:
-            self._idle.append(connection)
-        else:
-            connection.close()
+        self._keep(connection, answer)
         return answer.status, answer.headers, answer.body
 
-    def close(self) -> None:
-        """Close the idle connections; those in use close when their answer is read."""
-        self._closed = True
-        while self._idle:
-            self._idle.pop().close()
-
-    def _take(self) -> _Connection | None:
-        while self._idle:
-            connection = self._idle.pop()
-            if connection.open():
-                return connection
-            connection.close()
-        return None
+    def _open(self, connection: _Connection) -> bool:
+        return connection.open()
 
     async def _connect(self) -> _Connection:
-        endpoint, loop = self._endpoint, asyncio.get_running_loop()
+        endpoint, loop = self.endpoint, asyncio.get_running_loop()
         try:
             transport, connection = await _within(
-                loop.create_connection(_Connection, *endpoint.address), self._connect_timeout
+                loop.create_connection(_Connection, *endpoint.address), self.connect_timeout
             )
         except Exception as exc:
             raise endpoint.connect_failure(exc) from None
         try:
             if endpoint.tunnel:
-                endpoint.tunnelled(
-                    await connection.exchange(endpoint.tunnel, Answer(head_only=True), self._connect_timeout)
+                tunnelled = await connection.exchange(
+                    endpoint.tunnel, Answer(head_only=True), self.connect_timeout
                 )
+                endpoint.tunnelled(tunnelled)
             if endpoint.tls:
                 connection.transport = await _within(
                     loop.start_tls(transport, connection, endpoint.tls, server_hostname=endpoint.host),
-                    self._connect_timeout,
+                    self.connect_timeout,
                 )
         except Exception as exc:
             connection.close()
