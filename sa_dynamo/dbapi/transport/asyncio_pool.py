@@ -8,7 +8,7 @@ import asyncio
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from .http11 import Answer, Pool
+from .http11 import Answer, Pool, quiet
 
 T = TypeVar("T")
 
@@ -125,8 +125,12 @@ class _Connection(asyncio.Protocol):
             self._whole.set_exception(TimeoutError(f"no answer within {timeout} s"))
 
     def open(self) -> bool:
-        """False when the server has closed it (or sent something unasked) while it was idle."""
-        return not self._lost and not self.transport.is_closing()
+        """False when the server has closed it (or sent something unasked) while it was idle,
+        whether or not the event loop has run since to tell the protocol."""
+        if self._lost or self.transport.is_closing():
+            return False
+        sock = self.transport.get_extra_info("socket")
+        return sock is None or quiet(sock)
 
     def close(self) -> None:
         self._lost = True

@@ -16,6 +16,7 @@ as Basic authorization. A proxy spoken to over TLS (``https://``) needs botocore
 
 from __future__ import annotations
 
+import select
 import ssl
 from base64 import b64encode
 from collections import deque
@@ -195,6 +196,14 @@ class Pool(Generic[C]):
             self._idle.append(connection)
         else:
             connection.close()
+
+
+def quiet(sock: object) -> bool:
+    """True when nothing has arrived on an idle connection's socket: neither the server's close
+    nor bytes nobody asked for (either way the connection is not sent on again)."""
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)  # type: ignore[arg-type]
+    return not poller.poll(0)
 
 
 class Endpoint:

@@ -3,10 +3,9 @@ blocking socket; what is said on them is http11.py's."""
 
 from __future__ import annotations
 
-import select
 import socket
 
-from .http11 import Answer, Pool
+from .http11 import Answer, Pool, quiet
 
 
 class HTTPPool(Pool[socket.socket]):
@@ -29,9 +28,7 @@ class HTTPPool(Pool[socket.socket]):
         return answer.status, answer.headers, answer.body
 
     def _open(self, connection: socket.socket) -> bool:
-        poller = select.poll()
-        poller.register(connection, select.POLLIN)
-        return not poller.poll(0)
+        return quiet(connection)
 
     def _connect(self) -> socket.socket:
         endpoint = self.endpoint
