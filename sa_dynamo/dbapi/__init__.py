@@ -108,10 +108,11 @@ def connect(
     """Open a connection. Credentials come from the AWS default chain unless given; a loopback
     endpoint (DynamoDB Local) gets placeholder credentials and region when none are configured.
     ``transport``: "http", the default, sends DynamoDB's JSON API itself (its own keep-alive HTTP
-    connections and SigV4 signer, botocore's endpoint and retry rules); "botocore" sends through a botocore client, for the
-    tracing libraries and test doubles that hook into botocore. ``SA_DYNAMO_TRANSPORT`` sets the
-    default. Connections with the same arguments share one botocore session, credential provider,
-    endpoint and HTTP pool (or botocore client); ``client_config``: botocore ``Config`` options.
+    connections and SigV4 signer, botocore's endpoint and retry rules); "botocore" sends through
+    a botocore client, for the tracing libraries and test doubles that hook into botocore.
+    ``SA_DYNAMO_TRANSPORT`` sets the default. Connections with the same arguments share one
+    botocore session, credential provider, endpoint and HTTP pool (or botocore client);
+    ``client_config``: botocore ``Config`` options.
     ``client``: a boto3 DynamoDB client of your own, used as it is.
     ``hide_parameters``: keep parameter values out of every message the driver writes."""
     if client is not None:

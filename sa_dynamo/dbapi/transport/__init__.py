@@ -3,11 +3,12 @@
 Everything above it (the cursor, paging, batches, the transaction buffer, the control plane)
 reaches DynamoDB through a Transport and nothing else, so that how a request travels is one
 room's business. The default sends DynamoDB's JSON API itself, signed as botocore's SigV4Auth
-signs (sigv4.py): on keep-alive connections of its own (http.py, http_pool.py) or, for asyncio,
-an aiohttp session (aiohttp.py), the two sharing everything but the I/O (signed.py). ``transport="botocore"`` sends through botocore's client
-instead (botocore.py), or aiobotocore's for asyncio (aiobotocore.py), for the tracing libraries
-and test doubles that live in botocore. What the connections of one engine share (one botocore
-session, one credential provider, endpoint and HTTP pool) is in shared.py.
+signs (sigv4.py), on keep-alive HTTP/1.1 connections of its own (http11.py): blocking sockets
+(http.py, http_pool.py) or, for asyncio, asyncio protocols (asyncio_http.py, asyncio_pool.py),
+the two sharing everything but the I/O (signed.py). ``transport="botocore"`` sends through
+botocore's client instead (botocore.py), or aiobotocore's for asyncio (aiobotocore.py), for the
+tracing libraries and test doubles that live in botocore. What the connections of one engine
+share (one botocore session, one credential provider, endpoint and HTTP pool) is in shared.py.
 """
 
 from __future__ import annotations

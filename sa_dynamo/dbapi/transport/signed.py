@@ -66,29 +66,40 @@ HONOURED_OPTIONS = frozenset(
 
 class Route:
     """What every connection of an engine shares on the HTTP transports: the endpoint and region
-    botocore resolved, the credentials that sign, the retry rules, the timeouts and proxy, and
-    the pool of connections itself (``pool``: an ``HTTPPool`` or ``AsyncHTTPPool``)."""
+    botocore resolved, the credentials that sign, the retry rules, and the pool of connections
+    (``pool``: an ``HTTPPool`` or ``AsyncHTTPPool``, made with the timeouts, proxy and pool size
+    botocore resolved)."""
 
-    def __init__(self, resolved: Any, validating: bool, credentials: Any, ca_bundle: str | bool):
+    def __init__(
+        self,
+        resolved: Any,
+        validating: bool,
+        credentials: Any,
+        ca_bundle: str | bool,
+        pool: Callable[..., Any],
+    ):
         meta = resolved.meta
         config = meta.config
-        self.endpoint_url: str = meta.endpoint_url
+        endpoint_url: str = meta.endpoint_url
         self.region: str = meta.region_name
-        self.where = f"in region {self.region} at {self.endpoint_url}"
-        self.url = self.endpoint_url.rstrip("/") + "/"
+        self.where = f"in region {self.region} at {endpoint_url}"
+        self.url = endpoint_url.rstrip("/") + "/"
         self.credentials = credentials
         self.retries = Retries.of(config.retries)
-        self.connect_timeout: float = config.connect_timeout
-        self.read_timeout: float = config.read_timeout
-        self.pool_size: int = config.max_pool_connections
-        proxies = config.proxies or get_environ_proxies(self.endpoint_url)
-        self.proxy: str | None = proxies.get(urlsplit(self.endpoint_url).scheme)
-        self.ca_bundle = ca_bundle
         self.user_agent: str = config.user_agent  # botocore's, its extras appended
         self._service = meta.service_model
         self._validator = ParamValidator() if validating else None
         self._parser = create_parser("json")
-        self.pool: Any = None
+        proxies = config.proxies or get_environ_proxies(endpoint_url)
+        proxy = proxies.get(urlsplit(endpoint_url).scheme)
+        self.pool: Any = pool(
+            self.url,
+            config.max_pool_connections,
+            config.connect_timeout,
+            config.read_timeout,
+            proxy,
+            ca_bundle,
+        )
 
     def encode(self, operation: str, body: dict[str, Any]) -> bytes:
         """The request's JSON, checked against DynamoDB's API first if the engine's botocore
@@ -185,11 +196,8 @@ def route(to: shared.Destination, pool: Callable[..., Any]) -> Route:
         else:
             signing = session.core.get_credentials()
     ca_bundle = session.core.get_config_variable("ca_bundle") or os.environ.get("REQUESTS_CA_BUNDLE", True)
-    made = Route(resolved, validating, signing, get_cert_path(ca_bundle))
+    made = Route(resolved, validating, signing, get_cert_path(ca_bundle), pool)
     resolved.close()
-    made.pool = pool(
-        made.url, made.pool_size, made.connect_timeout, made.read_timeout, made.proxy, made.ca_bundle
-    )
     return made
 
 
