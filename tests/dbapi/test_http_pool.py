@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import gc
 import socket
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -66,6 +68,7 @@ def pool(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
 
     yield make
     for loop in loops:
+        loop.run_until_complete(asyncio.sleep(0))  # close callbacks of connections that failed
         loop.close()
 
 
@@ -97,6 +100,35 @@ def test_a_connection_the_server_closed_while_idle_is_not_sent_on(pool: Callable
         assert http.post(HEADERS, b"{}")[2] == b"2"
         http.close()
     assert served.requests[0].port != served.requests[1].port
+
+
+def test_a_pool_nobody_closed_closes_its_idle_connections_when_collected(
+    pool: Callable[..., Any],
+) -> None:
+    with serving(answer(body=b"1")) as served, warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        http = pool(served.url)
+        assert http.post(HEADERS, b"{}")[2] == b"1"
+        loop = getattr(http, "loop", None)
+        del http
+        gc.collect()
+        if loop is not None:
+            loop.run_until_complete(asyncio.sleep(0))  # the transport's close callback
+        served.wait_closed(1)
+    assert [str(w.message) for w in warned if issubclass(w.category, ResourceWarning)] == []
+
+
+def test_a_pool_outliving_its_event_loop_is_collected_quietly(monkeypatch: pytest.MonkeyPatch) -> None:
+    unraisable: list[Any] = []
+    monkeypatch.setattr("sys.unraisablehook", unraisable.append)
+    with serving(answer(body=b"1")) as served, warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)  # asyncio's, for the loop closed first
+        http = OnALoop(served.url, size=2, connect_timeout=5, read_timeout=5)
+        assert http.post(HEADERS, b"{}")[2] == b"1"
+        http.loop.close()
+        del http
+        gc.collect()
+    assert [repr(each.exc_value) for each in unraisable] == []
 
 
 def test_an_answer_that_says_it_closes_its_connection_is_not_kept(pool: Callable[..., Any]) -> None:

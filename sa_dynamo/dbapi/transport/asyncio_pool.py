@@ -5,6 +5,7 @@ connections (http_pool.py)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
@@ -135,4 +136,7 @@ class _Connection(asyncio.Protocol):
     def close(self) -> None:
         self._lost = True
         if self.transport is not None:
-            self.transport.close()
+            # Its event loop closed first (asyncio.run() ended without the engine disposed):
+            # the transport can no longer close, and asyncio reports it when it is collected.
+            with contextlib.suppress(RuntimeError):
+                self.transport.close()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import select
 import ssl
+import weakref
 from base64 import b64encode
 from collections import deque
 from typing import Generic, Protocol, TypeVar
@@ -167,12 +168,14 @@ class Pool(Generic[C]):
         self.read_timeout = read_timeout
         self._idle: deque[C] = deque()
         self._closed = False
+        # A pool nobody closed (an engine never disposed) still closes its sockets when it is
+        # collected or the interpreter exits, rather than leaving them to ResourceWarnings.
+        self._finalizer = weakref.finalize(self, _close_all, self._idle)
 
     def close(self) -> None:
         """Close the idle connections; those in use close when their answer is read."""
         self._closed = True
-        while self._idle:
-            self._idle.pop().close()
+        self._finalizer()
 
     def _reuse(self) -> C | None:
         """The most recently used idle connection the server has not closed meanwhile."""
@@ -196,6 +199,11 @@ class Pool(Generic[C]):
             self._idle.append(connection)
         else:
             connection.close()
+
+
+def _close_all(idle: deque[Closable]) -> None:
+    while idle:
+        idle.pop().close()
 
 
 def quiet(sock: object) -> bool:
