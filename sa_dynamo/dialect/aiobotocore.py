@@ -137,6 +137,7 @@ def connect(
     retries and endpoint settings, on the driver's own asyncio connections (or aiobotocore's,
     ``transport="botocore"``)."""
     if chosen(transport) == "botocore":
+        _need_aiobotocore()
         from ..dbapi.transport import aiobotocore as sending
     else:
         from ..dbapi.transport import asyncio_http as sending  # type: ignore[no-redef]
@@ -145,14 +146,19 @@ def connect(
     return AsyncAdaptedConnection(made, autocommit=autocommit, hide_parameters=hide_parameters)
 
 
-def adapted_dbapi() -> types.ModuleType:
-    """The driver's module with ``connect`` on aiobotocore: what the async dialects load."""
+def _need_aiobotocore() -> None:
     try:
         import aiobotocore  # noqa: F401
     except ImportError:
         raise ImportError(
-            "dynamodb+aiobotocore:// and dynamodb+aiolocal:// need aiobotocore: pip install 'sa-dynamo[async]'"
+            "transport=botocore under asyncio sends on aiobotocore: pip install 'sa-dynamo[async]', "
+            "or leave transport unset for the driver's own asyncio connections"
         ) from None
+
+
+def adapted_dbapi() -> types.ModuleType:
+    """The driver's module with ``connect`` for asyncio: what the async dialects load. Only
+    ``transport=botocore`` needs aiobotocore, so loading it does not."""
     module = types.ModuleType(f"{__name__}.dbapi", adapted_dbapi.__doc__)
     module.__dict__.update({name: getattr(dbapi, name) for name in dbapi.__all__})
     module.connect = connect

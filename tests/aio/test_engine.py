@@ -5,6 +5,7 @@ DDL through run_sync)."""
 from __future__ import annotations
 
 import json
+import sys
 import warnings
 
 import pytest
@@ -124,6 +125,19 @@ async def test_pages_are_read_from_dynamodb_json_on_asyncio(aio_engine, items):
         page = await greenlet_spawn(driver.transport.send, "ExecuteStatement", body, True)
     assert page[WIRE_ITEMS] is True
     assert [values.deserialize_wire(item["n"]) for item in page["Items"]] == [1]
+
+
+async def test_without_aiobotocore_the_default_transport_runs_and_botocore_s_names_the_extra(
+    monkeypatch, make_aio_engine, aio_url, items
+):
+    monkeypatch.setitem(sys.modules, "aiobotocore", None)  # as if never installed
+    async with make_aio_engine(f"{aio_url}?transport=http").begin() as conn:
+        await conn.execute(insert(items), rows_of(items, "no-aio"))
+        found = (await conn.execute(select(items.c.sk).where(items.c.pk == "no-aio"))).scalars().all()
+    assert found == ["s0", "s1", "s2"]
+    with pytest.raises(ImportError, match=r"pip install 'sa-dynamo\[async\]', or leave transport unset"):
+        async with make_aio_engine(f"{aio_url}?transport=botocore").connect():
+            pass
 
 
 async def test_the_aiobotocore_client_is_as_lean_as_boto3_s(make_aio_engine, aio_url, items):
