@@ -118,9 +118,9 @@ class Env:
         counted = client if client is not None else self.client
         answers: list[tuple[str, Any]] = []
         if isinstance(counted, Floor):
-            before = self.floor.calls
+            before = counted.calls
             seconds = _timed(work)
-            calls = self.floor.calls - before
+            calls = counted.calls - before
         else:
             with counted_calls(counted, answers) as sent:
                 seconds = _timed(work)

@@ -1,10 +1,12 @@
 """The raw-HTTP floor: the requests boto3 sends, signed as botocore signs them (SigV4Auth on an
-AWSRequest), over one bare keep-alive http.client connection, with the JSON answer read by
-``json.loads``. No client-side work is cheaper, so every workload shows how far each contender
-is from it as well as its ratio to boto3."""
+AWSRequest), over bare keep-alive connections (http.client's, or asyncio streams for the
+asyncio workloads), with the JSON answer read by ``json.loads``. No client-side work is
+cheaper, so every workload shows how far each contender is from it as well as its ratio to
+boto3."""
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
 from typing import Any
@@ -26,8 +28,9 @@ class Floor:
 
     def __init__(self, endpoint_url: str, region: str) -> None:
         parsed = urlparse(endpoint_url)
+        self.host, self.port = parsed.hostname or "", parsed.port or 80
         self.url = f"{parsed.scheme}://{parsed.netloc}/"
-        self.connection = http.client.HTTPConnection(parsed.hostname, parsed.port)
+        self.connection = http.client.HTTPConnection(self.host, self.port)
         self.signer = SigV4Auth(
             Credentials(LOCAL_CREDENTIALS["aws_access_key_id"], LOCAL_CREDENTIALS["aws_secret_access_key"]),
             "dynamodb",
@@ -35,22 +38,30 @@ class Floor:
         )
         self.calls = 0
 
-    def call(self, operation: str, body: dict[str, Any]) -> dict[str, Any]:
-        """One signed request and its parsed answer; an error answer raises with its text."""
+    def signed(self, operation: str, body: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
+        """The request's body and its headers, signed."""
         data = json.dumps(body).encode()
         headers = {"Content-Type": CONTENT_TYPE, "X-Amz-Target": TARGET_PREFIX + operation}
         request = AWSRequest("POST", self.url, data=data, headers=headers)
         self.signer.add_auth(request)
-        headers = dict(request.headers.items())
+        return data, dict(request.headers.items())
+
+    def answered(self, operation: str, status: int, payload: bytes) -> dict[str, Any]:
+        """The parsed answer, counted; an error answer raises with its text."""
+        self.calls += 1
+        if status != 200:
+            raise RuntimeError(f"{operation} answered {status}: {payload[:300]!r}")
+        return json.loads(payload)
+
+    def call(self, operation: str, body: dict[str, Any]) -> dict[str, Any]:
+        """One signed request and its parsed answer."""
+        data, headers = self.signed(operation, body)
         try:
             payload, status = self._send(data, headers)
         except (http.client.RemoteDisconnected, ConnectionError):  # the server closed an idle connection
             self.connection.close()
             payload, status = self._send(data, headers)
-        self.calls += 1
-        if status != 200:
-            raise RuntimeError(f"{operation} answered {status}: {payload[:300]!r}")
-        return json.loads(payload)
+        return self.answered(operation, status, payload)
 
     def _send(self, data: bytes, headers: dict[str, str]) -> tuple[bytes, int]:
         self.connection.request("POST", "/", body=data, headers=headers)
@@ -59,3 +70,37 @@ class Floor:
 
     def close(self) -> None:
         self.connection.close()
+
+
+class AsyncFloor(Floor):
+    """The same requests from asyncio tasks, each on an idle keep-alive stream or a new one
+    (so as many connections as requests in flight); asyncio's streams read the answer."""
+
+    def __init__(self, endpoint_url: str, region: str) -> None:
+        super().__init__(endpoint_url, region)
+        self.idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+
+    async def acall(self, operation: str, body: dict[str, Any]) -> dict[str, Any]:
+        """One signed request, awaited, and its parsed answer."""
+        data, headers = self.signed(operation, body)
+        lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+        head = (
+            f"POST / HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nContent-Length: {len(data)}\r\n{lines}\r\n"
+        )
+        reader, writer = self.idle.pop() if self.idle else await asyncio.open_connection(self.host, self.port)
+        writer.write(head.encode() + data)
+        status = int((await reader.readline()).split()[1])
+        length = 0
+        while (line := await reader.readline()) != b"\r\n":
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        payload = await reader.readexactly(length)
+        self.idle.append((reader, writer))
+        return self.answered(operation, status, payload)
+
+    async def aclose(self) -> None:
+        while self.idle:
+            writer = self.idle.pop()[1]
+            writer.close()
+            await writer.wait_closed()

@@ -1,7 +1,8 @@
 """W7: asyncio. 1,000 point reads, then 32 reads of a 1,000-item partition, by 32 concurrent
 tasks: AsyncSession on dynamodb+aiobotocore (on the default transport, aiohttp, and on
 transport=botocore, aiobotocore), each with a pool of 32 connections, vs raw aiobotocore sending
-the same PartiQL, vs aiodynamo (GetItem, Query), and vs the sync engine doing the same reads
+the same PartiQL, vs aiodynamo (GetItem, Query), vs the raw-HTTP floor (floor.py's requests on
+asyncio streams, ExecuteStatement and GetItem), and vs the sync engine doing the same reads
 one after another. aiobotocore also sends the point reads as GetItem, the request aiodynamo
 sends: DynamoDB Local spends more CPU on an ExecuteStatement than on a GetItem of the same item,
 on the same two cores as the clients (docs/partiql-findings.md). Each row's note says, per run,
@@ -33,6 +34,7 @@ from sqlalchemy.orm import Session
 
 from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 
+from . import floor
 from .common import BOTOCORE, DIALECT, REGION, Collections, Env, Result, collections, optional, process_cpu
 from .models import items, orm_model
 
@@ -199,6 +201,7 @@ def measure_at(env: Env, endpoint_url: str, rtt: str, model: Any, size: int) -> 
     deserializer = TypeDeserializer()
     loop = asyncio.new_event_loop()
     aiodynamo = aiodynamo_table(endpoint_url, loop, table)
+    bare = floor.AsyncFloor(endpoint_url, REGION)
     with contenders(endpoint_url, loop) as (client, engines, sync_engine):
 
         async def raw_point(_: None, key: tuple[str, str]) -> None:
@@ -206,6 +209,16 @@ def measure_at(env: Env, endpoint_url: str, rtt: str, model: Any, size: int) -> 
 
         async def raw_get_item(_: None, key: tuple[str, str]) -> None:
             await client.get_item(TableName=table, Key={"pk": {"S": key[0]}, "sk": {"S": key[1]}})
+
+        async def floor_point(_: None, key: tuple[str, str]) -> None:
+            await bare.acall(
+                "ExecuteStatement", {"Statement": point, "Parameters": [{"S": key[0]}, {"S": key[1]}]}
+            )
+
+        async def floor_get_item(_: None, key: tuple[str, str]) -> None:
+            await bare.acall(
+                "GetItem", {"TableName": table, "Key": {"pk": {"S": key[0]}, "sk": {"S": key[1]}}}
+            )
 
         async def raw_partition(_: None, __: int) -> None:
             request: dict[str, Any] = {"Statement": partition, "Parameters": [{"S": "P"}]}
@@ -256,7 +269,9 @@ def measure_at(env: Env, endpoint_url: str, rtt: str, model: Any, size: int) -> 
             return lambda: loop.run_until_complete(in_tasks(list(jobs), job, engine)())
 
         measure(point_workload, "aiobotocore ExecuteStatement (same PartiQL)", tasks(raw_point, keys), client)
-        measure(point_workload, "aiobotocore GetItem", tasks(raw_get_item, keys), client)
+        measure(
+            point_workload, f"{floor.NAME} ExecuteStatement (same PartiQL)", tasks(floor_point, keys), bare
+        )
         for suffix, engine in engines.items():
             measure(
                 point_workload,
@@ -265,6 +280,9 @@ def measure_at(env: Env, endpoint_url: str, rtt: str, model: Any, size: int) -> 
                 engine,
             )
         measure(point_workload, "sa_dynamo session.get, one after another", sync_gets, sync_engine)
+        # Below the ExecuteStatement rows: each row's "x floor" is the nearest floor row above it.
+        measure(point_workload, f"{floor.NAME} GetItem", tasks(floor_get_item, keys), bare)
+        measure(point_workload, "aiobotocore GetItem", tasks(raw_get_item, keys), client)
         measure(
             partition_workload,
             "aiobotocore ExecuteStatement + TypeDeserializer",
@@ -297,4 +315,5 @@ def measure_at(env: Env, endpoint_url: str, rtt: str, model: Any, size: int) -> 
             result.note = spent.note()
         if aiodynamo is not None:
             loop.run_until_complete(aiodynamo[0].close())
+        loop.run_until_complete(bare.aclose())
     loop.close()
