@@ -87,9 +87,18 @@ class AsyncFloor(Floor):
         head = (
             f"POST / HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nContent-Length: {len(data)}\r\n{lines}\r\n"
         )
-        reader, writer = self.idle.pop() if self.idle else await asyncio.open_connection(self.host, self.port)
-        writer.write(head.encode() + data)
-        status = int((await reader.readline()).split()[1])
+        request = head.encode() + data
+        while True:
+            reused = bool(self.idle)
+            reader, writer = (
+                self.idle.pop() if reused else await asyncio.open_connection(self.host, self.port)
+            )
+            writer.write(request)
+            line = await reader.readline()
+            if line or not reused:
+                break
+            writer.close()  # the server closed it while it was idle: on a new one
+        status = int(line.split()[1])
         length = 0
         while (line := await reader.readline()) != b"\r\n":
             name, _, value = line.partition(b":")
