@@ -93,8 +93,13 @@ class AsyncFloor(Floor):
             reader, writer = (
                 self.idle.pop() if reused else await asyncio.open_connection(self.host, self.port)
             )
-            writer.write(request)
-            line = await reader.readline()
+            try:
+                writer.write(request)
+                line = await reader.readline()
+            except ConnectionError:
+                if not reused:
+                    raise
+                line = b""
             if line or not reused:
                 break
             writer.close()  # the server closed it while it was idle: on a new one

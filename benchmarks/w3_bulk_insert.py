@@ -23,6 +23,7 @@ NAME = "W3 bulk insert"
 # The driver asks every write for its consumed capacity (cursor.consumed), which costs DynamoDB
 # Local time of its own (docs/partiql-findings.md): these boto3 rows ask as the driver does.
 ASKING = " + ReturnConsumedCapacity"
+CAPACITY = {"ReturnConsumedCapacity": "INDEXES"}
 
 
 def run(env: Env, size: int = 10_000) -> None:
@@ -76,21 +77,20 @@ def run(env: Env, size: int = 10_000) -> None:
             ]
             send({table: requests})
 
-    env.measure(
-        NAME,
+    def boto3_loops(contender: str, loop: Callable[..., None], key: str, send: Callable[..., object]) -> None:
+        """``loop`` sending with boto3, plainly (``key``'s tables) and asking for the capacity."""
+        for suffix, tables_key, options in (("", key, {}), (ASKING, f"{key}_capacity", CAPACITY)):
+            env.measure(
+                NAME,
+                contender + suffix,
+                partial(loop, tables_key, lambda request, options=options: send(request, **options)),
+            )
+
+    boto3_loops(
         "boto3 BatchExecuteStatement loop",
-        partial(raw_batch_execute, "raw", lambda batch: env.client.batch_execute_statement(Statements=batch)),
-    )
-    env.measure(
-        NAME,
-        f"boto3 BatchExecuteStatement loop{ASKING}",
-        partial(
-            raw_batch_execute,
-            "raw_capacity",
-            lambda batch: env.client.batch_execute_statement(
-                Statements=batch, ReturnConsumedCapacity="INDEXES"
-            ),
-        ),
+        raw_batch_execute,
+        "raw",
+        lambda batch, **options: env.client.batch_execute_statement(Statements=batch, **options),
     )
     env.measure(
         NAME,
@@ -114,21 +114,11 @@ def run(env: Env, size: int = 10_000) -> None:
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
             connection.execute(upsert(model.__table__), rows)
 
-    env.measure(
-        NAME,
+    boto3_loops(
         "boto3 BatchWriteItem loop (overwrite)",
-        partial(raw_batch_write, "put", lambda requests: env.client.batch_write_item(RequestItems=requests)),
-    )
-    env.measure(
-        NAME,
-        f"boto3 BatchWriteItem loop (overwrite){ASKING}",
-        partial(
-            raw_batch_write,
-            "put_capacity",
-            lambda requests: env.client.batch_write_item(
-                RequestItems=requests, ReturnConsumedCapacity="INDEXES"
-            ),
-        ),
+        raw_batch_write,
+        "put",
+        lambda requests, **options: env.client.batch_write_item(RequestItems=requests, **options),
     )
     env.measure(
         NAME,
