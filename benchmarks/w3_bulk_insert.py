@@ -83,7 +83,7 @@ def run(env: Env, size: int = 10_000) -> None:
             env.measure(
                 NAME,
                 contender + suffix,
-                partial(loop, tables_key, lambda request, options=options: send(request, **options)),
+                partial(loop, tables_key, partial(send, **options)),
             )
 
     boto3_loops(
