@@ -4,15 +4,21 @@ how a connection chooses one. Requests pass the fault proxy, which counts what i
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 
+import boto3
+import botocore.retries.standard
 import pytest
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
 from support.faultproxy import FaultProxy
 
 from sa_dynamo import dbapi
 from sa_dynamo.dbapi.transport import TRANSPORTS
 from sa_dynamo.dbapi.transport.botocore import BotocoreTransport
+from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS, LOCAL_REGION
 from sa_dynamo.dbapi.transport.http import HTTPTransport
 
 from .support import Table
@@ -32,6 +38,47 @@ def test_throttled_requests_are_sent_again_as_botocore_does(proxy: FaultProxy, t
     """botocore's default (legacy) rules for DynamoDB: up to 10 attempts, 50 ms, 100 ms, ... apart."""
     proxy.script("ListTables", "throttle", "throttle", "throttle")
     assert "TableNames" in through(proxy, transport).transport.send("ListTables", {"Limit": 1})
+    assert proxy.counts.requests["ListTables"] == 4
+
+
+@pytest.mark.parametrize("mode", ["legacy", "standard"])
+@pytest.mark.parametrize("fault", ["throttle", "server_error", "reset_before", "bad_checksum"])
+def test_a_failing_request_is_sent_as_often_as_botocore_s_own_client_sends_it(
+    proxy: FaultProxy, transport: str, mode: str, fault: str
+) -> None:
+    """Not a copied table: boto3's client, with the same retry options through the same faults,
+    is the measure of how often each transport sends. (Whether the request then fails is not
+    compared: in standard mode botocore's client returns the last answer that failed its
+    checksum, where the driver's HTTP transport raises.)"""
+    retries = {"mode": mode, "total_max_attempts": 3}
+    proxy.script("ListTables", *[fault] * 3)
+    boto3_client = boto3.client(
+        "dynamodb",
+        endpoint_url=proxy.endpoint_url,
+        region_name=LOCAL_REGION,
+        config=Config(retries=retries),
+        **LOCAL_CREDENTIALS,
+    )
+    with contextlib.suppress(ClientError, BotoCoreError):
+        boto3_client.list_tables(Limit=1)
+    sent_by_boto3 = proxy.counts.requests["ListTables"]
+    proxy.script("ListTables", *[fault] * 3)
+    connection = through(proxy, transport, client_config={"retries": retries})
+    with contextlib.suppress(dbapi.OperationalError):
+        connection.transport.send("ListTables", {"Limit": 1})
+    assert proxy.counts.requests["ListTables"] - sent_by_boto3 == sent_by_boto3 == 3
+
+
+def test_botocore_s_next_retry_rules_are_followed_as_they_come(
+    proxy: FaultProxy, transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """botocore's coming rules (AWS_NEW_RETRIES_2026) give DynamoDB 4 attempts in standard mode
+    where today's give 3: the driver follows whichever rules its botocore has."""
+    monkeypatch.setattr(botocore.retries.standard, "NEW_RETRIES_ENABLED", True)
+    proxy.script("ListTables", *["server_error"] * 5)
+    connection = through(proxy, transport, client_config={"retries": {"mode": "standard"}})
+    with pytest.raises(dbapi.OperationalError, match="InternalServerError"):
+        connection.transport.send("ListTables", {"Limit": 1})
     assert proxy.counts.requests["ListTables"] == 4
 
 

@@ -2,13 +2,14 @@
 the driver (wire.py), signed as botocore's ``SigV4Auth`` signs (sigv4.py, the same headers for a
 tenth of the CPU) with the credentials of a botocore session (frozen for every attempt, so that
 refreshing credentials keep working), sent to the endpoint and region botocore resolves for
-the same arguments, retried by botocore's rules for DynamoDB (retries.py), and answered as
+the same arguments, retried as botocore's own retry handlers decide (retries.py), and answered as
 botocore's client answers: the same dicts (botocore's parser reads all but a page's Items), the
 same ``ClientError`` (code, message, HTTP status, request id, CancellationReasons), the same
 exceptions for lost connections and time-outs.
 
-What botocore's client adds per request and this leaves out: its event system (the hooks of
-tracing libraries and test doubles: use ``transport="botocore"`` for those), parameter
+What botocore's client adds per request and this leaves out: its event system but for the two
+retry events (the hooks of tracing libraries and test doubles: use ``transport="botocore"`` for
+those), parameter
 validation (unless ``client_config`` asks for it), the endpoint rule set evaluated per request
 (the endpoint is resolved once per engine), and its header objects beyond the signer's.
 
@@ -38,7 +39,7 @@ from ..errors import NotSupportedError
 from . import shared, sigv4, wire
 from .base import Sending
 from .botocore import client
-from .retries import Retries
+from .retries import Answered, Retries
 
 log = logging.getLogger("sa_dynamo.dbapi")
 
@@ -85,7 +86,7 @@ class Route:
         self.where = f"in region {self.region} at {endpoint_url}"
         self.url = endpoint_url.rstrip("/") + "/"
         self.credentials = credentials
-        self.retries = Retries.of(config.retries)
+        self.retries = Retries(resolved)
         self.user_agent: str = config.user_agent  # botocore's, its extras appended
         self._service = meta.service_model
         self._validator = ParamValidator() if validating else None
@@ -214,23 +215,23 @@ class SignedTransport(Sending):
     def _request(self, operation: str, body: dict[str, Any], wire_items: bool) -> dict[str, Any]:
         route = self.route
         payload = route.encode(operation, body)
-        attempt, failure = 0, None
+        attempt, context = 0, {}
         while True:
             attempt += 1
             headers = route.headers(operation, payload, self._frozen_credentials())
             try:
-                status, answer_headers, answer_body = self._exchange(headers, payload)
+                answered: Answered | None = Answered(*self._exchange(headers, payload))
             except (BotoConnectionError, HTTPClientError) as exc:
                 outcome: dict[str, Any] | Exception = exc
+                answered = None
             else:
-                outcome = route.answer(operation, status, answer_headers, answer_body, wire_items, attempt)
+                outcome = route.answer(operation, *answered, wire_items, attempt)
                 if not isinstance(outcome, Exception):
-                    route.retries.succeeded(failure)
+                    route.retries.succeeded(operation, answered, outcome, context)
                     return outcome
-            wait = route.retries.wait(attempt, outcome)
+            wait = route.retries.wait(operation, attempt, outcome, answered, context)
             if wait is None:
                 raise outcome
-            failure = outcome
             log.debug(
                 "%s attempt %d failed (%s): sent again in %.3f s", operation, attempt, _what(outcome), wait
             )
