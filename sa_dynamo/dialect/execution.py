@@ -16,6 +16,7 @@ from sqlalchemy.sql.selectable import TextualSelect
 
 from .. import caller
 from ..dbapi.limits import MAX_PARTITION_KEYS
+from ..dbapi.ordering import key_order
 from ..dbapi.paging import Discriminator, ItemFilter
 from ..exc import ScanNotAllowed, ScanWarning, refuse
 from ..plan import EXPLAINED, READS, Plan, scan_message
@@ -171,6 +172,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         if compiled.record.not_in_chain:
             self.statement = not_in_as_chain(self.statement)
         self.matches_nothing = check_values(self, compiled)
+        self._partitions_in_key_order(compiled)
         batch = self._batch_read(compiled)
         self._configure_cursor(compiled)
         self.cursor.client_read = client_read(self, compiled, batch)
@@ -182,6 +184,18 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             finished = batch_note(self._finished_plan(compiled, plan), batch, len(self.parameters[0]))
             self._guard(finished.nothing_sent() if self.matches_nothing else finished)
             self._watch_capacity(finished, compiled.record.driver_filter)
+
+    def _partitions_in_key_order(self, compiled: Any) -> None:
+        """An IN list of partition keys sent in DynamoDB's order of keys (ordering.key_order), so
+        that a read over several pages reads each partition once; before echo shows it."""
+        listed = compiled.record.partitions_in
+        if listed is None or len(self.parameters) != 1:
+            return
+        count = listed if isinstance(listed, int) else len(expanded_parameters(self).get(listed, ()))
+        if count > 1:
+            parameters = list(self.parameters[0])
+            parameters[:count] = key_order(parameters[:count])  # key conditions come first
+            self.parameters = [parameters]
 
     def _batch_read(self, compiled: Any) -> BatchGet | None:
         """A key list read as a batch of single-item SELECTs (always for tuple_(...).in_(), for

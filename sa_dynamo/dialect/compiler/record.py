@@ -40,6 +40,9 @@ class Record:
     # a write's further tests of its key attributes, decided on the key's values at execution:
     # (their predicate, key attribute -> the bind parameter its == compares with)
     key_retests: tuple[Any, dict[str, Any]] | None = None
+    # an IN of partition keys in the key condition: its expanding parameter's name, or how many
+    # parameters it has (an OR of partition keys sent as IN); the execution sends them in key order
+    partitions_in: str | int | None = None
     batch_get: Any = None  # full keys read as a batch (client_side/single_read.BatchGet)
     client_order: Any = None  # an ORDER BY the driver applies (client_side/single_read.ClientOrder)
     # a statement computed on the client over statements it sends (client_side/): run(context, cursor)

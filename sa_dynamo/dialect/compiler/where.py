@@ -144,6 +144,10 @@ class Where:
                 hash_term.right.element if isinstance(hash_term.right, elements.Grouping) else hash_term.right
             )
             self.partition_key_list = self.compiler.bind_names.get(values)
+            if self.key_list_columns is None:
+                self.compiler.record.partitions_in = self.partition_key_list
+        elif partitions_in:
+            self.compiler.record.partitions_in = len(hash_term.clauses)
         if range_term is not None:
             key_parts.append(self.compiler.process(range_term, as_key_condition=True, **kw))
         self.key_condition = " AND ".join(key_parts)
