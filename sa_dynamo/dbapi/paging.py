@@ -257,7 +257,7 @@ class Pages:
     ) -> list[tuple]:
         """``size`` rows, resuming at ``start_token``; ``next_token`` continues right after them:
         each request's Limit is the number of rows still missing, so DynamoDB never reads past
-        the last row returned."""
+        the last row returned; it is None when no row follows."""
         self.next_token = start_token
         self.names = names or ()
         rows: list[tuple] = []
@@ -284,7 +284,23 @@ class Pages:
             self.next_token = resume
             if self.transport.descending_pages is False:
                 return self._sorted_page(body, size, None)
+        if self.next_token and not self._row_follows(body, size):
+            self.next_token = None  # a full last page: no token to a page of nothing
         return rows
+
+    def _row_follows(self, body: dict[str, Any], size: int) -> bool:
+        """Whether a row follows ``next_token``, read ahead (``size`` items evaluated a request)
+        without moving the token or counting the items it reads as skipped or filtered: DynamoDB
+        hands out a NextToken whenever a page ends at its Limit, even when nothing follows."""
+        resume, counts = self.next_token, (self.filtered, self.skipped, dict(self.unknown))
+        try:
+            while self.next_token:
+                if self.rows(self.read(dict(body, Limit=min(size, body.get("Limit", size))))):
+                    return True
+            return False
+        finally:
+            self.next_token = resume
+            self.filtered, self.skipped, self.unknown = counts
 
     def _sorted_page(self, body: dict[str, Any], size: int, start_token: str | None) -> list[tuple]:
         """One page of a descending read from a server that pages it upwards: every item read

@@ -127,11 +127,30 @@ def test_paginate_gives_every_row_once_in_exact_pages(engine):
     assert [len(p) for p in pages[:-1]] == [7] * (len(pages) - 1)
 
 
+@pytest.mark.parametrize(
+    ("where", "size", "expected"),
+    [
+        (events.c.sk < 4, 2, [[0, 1], [2, 3]]),
+        (events.c.sk < 4, 4, [[0, 1, 2, 3]]),
+        (
+            events.c.kind == "even",
+            10,
+            [list(range(0, 20, 2)), list(range(20, 40, 2)), list(range(40, 60, 2))],
+        ),
+        (events.c.sk.in_([57, 58]), 2, [[57, 58]]),  # items evaluated, none matching, follow
+    ],
+    ids=["key range", "one page", "filter", "filter, the last items not matching"],
+)
+def test_a_full_last_page_hands_out_no_token(engine, where, size, expected):
+    pages = pages_of(engine, select(events.c.sk).where(events.c.pk == "A", where), size)
+    assert [[row.sk for row in page] for page in pages] == expected
+
+
 def test_paginate_orm_objects(engine):
     with Session(engine) as session:
         query = select(Event).where(Event.pk == "A", Event.sk < 10)
         pages = pages_of(session, query, 4)
-    assert [[e.sk for e in page] for page in pages] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9], []][: len(pages)]
+    assert [[e.sk for e in page] for page in pages] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
     assert all(isinstance(e, Event) for page in pages for e in page)
 
 
@@ -144,8 +163,8 @@ def test_a_limit_bounds_the_rows_of_all_pages_together(engine, sqlite, limit, pa
     pages = [[row.sk for row in page] for page in pages_of(engine, query, page_size)]
     assert [sk for page in pages for sk in page] == expected
     assert all(len(page) <= page_size for page in pages)
-    if limit <= len(expected):  # the LIMIT ends the result: no page after it, none for LIMIT 0
-        assert len(pages) == max(1, math.ceil(limit / page_size))
+    # the LIMIT or the rows end the result: no page after it, one empty page for LIMIT 0
+    assert len(pages) == max(1, math.ceil(len(expected) / page_size))
 
 
 def test_page_tokens_are_bound_and_signed(engine):
