@@ -40,6 +40,9 @@ ABSENT = 0.3  # share of rows where a nullable attribute is None (absent in Dyna
 # An empty string compared with a key is refused (no key is empty): kept, but rare.
 EMPTY_KEY_SHARE = 0.2
 CLIENT_SORT = {"dynamodb_client_sort": 1000}  # the opt-in for a Query sorted on the client
+# Items evaluated a request for some reads of several partitions, so that they span pages: a
+# list of partitions in any order must page right (DynamoDB Local resumes it by key order).
+SMALL_PAGES = (5, 9, 23)
 
 
 @dataclass(frozen=True)
@@ -168,11 +171,14 @@ class Generator:
     """Random SELECTs: a tenth read a list of full keys (a batch of GetItems), three in ten pin
     the partition key by ==, IN or OR (a DynamoDB Query, sometimes with a sort-key condition),
     the rest are scans with a nested filter. Ordered reads end their ORDER BY with the key, so
-    that the order is total; LIMIT comes with ORDER BY only."""
+    that the order is total; LIMIT comes with ORDER BY only. Partitions are listed in any order,
+    and half the reads of several partitions evaluate a few items a request (SMALL_PAGES)."""
 
     def __init__(self, table: Table, seed: int, grammar: Grammar):
         self.table = table
         self.rng = random.Random(seed)
+        # Paging draws from its own stream: the other statements of a seed stay as they were.
+        self.paging = random.Random(seed + 1)
         self.grammar = grammar
         self.filtered = [a for a in ATTRIBUTES if grammar.keys_in_filters or not a.key]
 
@@ -211,15 +217,20 @@ class Generator:
             scope = Scope(negation=self.grammar.negation_with_order_by or not by_sort_key)
             terms.append(self.condition(rng.randint(1, 3), scope))
         rng.shuffle(terms)
+        options: dict[str, Any] = {}
+        if not single and self.paging.random() < 0.5:
+            # several partitions over small pages, half of them by the bare list
+            options = {"dynamodb_page_size": self.paging.choice(SMALL_PAGES)}
+            terms = [pin] if self.paging.random() < 0.5 else terms
         statement = select(self.table).where(*(clause for clause, _ in terms))
         text = f"select(t).where({', '.join(text for _, text in terms)})"
-        options: dict[str, Any] = {}
         if by_sort_key:
             statement = statement.order_by(columns.sk.desc() if descending else columns.sk)
             text += ".order_by(t.c.sk.desc())" if descending else ".order_by(t.c.sk)"
         elif ordered:
             statement, text = self._client_order(statement, text)
-            options = CLIENT_SORT
+            options = {**options, **CLIENT_SORT}
+        if options:
             statement, text = statement.execution_options(**options), f"{text}.execution_options(**{options})"
         if limit is not None:
             statement, text = statement.limit(limit), f"{text}.limit({limit})"
