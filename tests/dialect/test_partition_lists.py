@@ -15,6 +15,8 @@ from sqlalchemy import Column, Engine, Index, Integer, MetaData, String, Table, 
 from support.beside_sqlite import filled_alike, rows_of
 from support.sent import requests_built
 
+import sa_dynamo
+
 metadata = MetaData()
 suffix = uuid.uuid4().hex[:8]
 parents = Table(
@@ -168,3 +170,15 @@ def test_an_unsorted_list_past_1_mb_pages_without_options(engine, metadata, tabl
             rows = conn.execute(select(table.c.pid, table.c.n).where(table.c.pid.in_(["b", "a", "c"]))).all()
     assert len([r for r in requests if r[0] == "ExecuteStatement"]) > 1  # it spanned pages
     assert sorted(rows) == [(pid, n) for pid in "abc" for n in range(3)]
+
+
+def test_paginate_over_an_unsorted_list_gives_each_row_once(databases):
+    statement = select(c.pid, c.n).where(c.pid.in_(["d", "a", "c"]))
+    pages, token = [], None
+    while True:
+        page = sa_dynamo.paginate(databases[0], statement, page_size=5, after=token)
+        pages.append(page.rows)
+        if (token := page.next) is None:
+            break
+    assert [len(page) for page in pages] == [5, 5, 5, 5, 4]
+    assert sorted(row for page in pages for row in page) == sorted(rows_of(databases[1], statement))
