@@ -16,6 +16,8 @@ operator the compiler accepts without an entry here.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -131,6 +133,39 @@ def starts_with(stored: Any, prefix: Any) -> bool:
     return isinstance(stored, (str, bytes)) and type(stored) is type(prefix) and stored.startswith(prefix)
 
 
+@functools.lru_cache(maxsize=256)
+def like_pattern(pattern: str, escape: str | None = None) -> re.Pattern[str]:
+    """SQL's LIKE pattern as a regular expression of a whole string: ``%`` any run of characters,
+    ``_`` one, the escape character makes the next one literal. Case-sensitive, as begins_with
+    is (SQLite with PRAGMA case_sensitive_like). A pattern ending in its escape character
+    matches nothing (SQLite's answer)."""
+    parts: list[str] = []
+    characters = iter(pattern)
+    for character in characters:
+        if character == escape:
+            escaped = next(characters, None)
+            if escaped is None:
+                return re.compile("(?!)")
+            parts.append(re.escape(escaped))
+        elif character == "%":
+            parts.append(".*")
+        elif character == "_":
+            parts.append(".")
+        else:
+            parts.append(re.escape(character))
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def like(stored: Any, pattern: Any) -> bool:
+    """SQL's LIKE of a string: ``pattern`` is the pattern (no escape character), or what
+    like_pattern made of one with its escape character."""
+    if isinstance(pattern, str):
+        pattern = like_pattern(pattern)
+    return (
+        isinstance(stored, str) and isinstance(pattern, re.Pattern) and pattern.fullmatch(stored) is not None
+    )
+
+
 def contains(stored: Any, value: Any) -> bool:
     """DynamoDB's contains: a substring, or a member of a set or list of the value's type."""
     if isinstance(stored, (str, bytes)):
@@ -213,8 +248,8 @@ OPERATORS: dict[Any, Operator] = {
             "not_begins_with",
             string_test=True,
         ),
-        Operator(operators.like_op, "LIKE", starts_with, "like", _RANGE, string_test=True),
-        Operator(operators.not_like_op, "NOT LIKE", _not(starts_with), "not_like", string_test=True),
+        Operator(operators.like_op, "LIKE", like, "like", _RANGE, string_test=True),
+        Operator(operators.not_like_op, "NOT LIKE", _not(like), "not_like", string_test=True),
         Operator(operators.contains_op, "contains()", contains, "contains", string_test=True),
         Operator(
             operators.not_contains_op, "NOT contains()", _not(contains), "not_contains", string_test=True

@@ -11,19 +11,32 @@ from sqlalchemy import String, TypeDecorator
 LIKE_METHODS = {"begins_with": "startswith", "contains": "contains"}
 
 
-class LikeEscaped(TypeDecorator):
-    """A startswith()/contains() value with LIKE escapes (autoescape=True, escape=...), sent
-    with them removed: DynamoDB's begins_with and contains have no wildcards to escape."""
+def unescaped(value: Any, escape: str) -> Any:
+    """A startswith()/contains() value with its LIKE escapes (autoescape=True, escape=...)
+    removed: the literal string it tests for."""
+    return (
+        re.sub(re.escape(escape) + "(.)", r"\1", value, flags=re.DOTALL) if isinstance(value, str) else value
+    )
+
+
+class ForDynamoDB(TypeDecorator):
+    """A value rewritten for DynamoDB's begins_with or contains. The client's own test of the
+    condition (predicate.py) reads the value as SQL takes it, so it takes no such processing."""
 
     impl = String
     cache_ok = True
 
+
+class LikeEscaped(ForDynamoDB):
+    """A startswith()/contains() value with LIKE escapes, sent with them removed: DynamoDB's
+    begins_with and contains have no wildcards to escape."""
+
     def __init__(self, escape: str):
         super().__init__()
-        self.escaped = re.compile(re.escape(escape) + "(.)", re.DOTALL)
+        self.escape = escape
 
     def process_bind_param(self, value: Any, dialect: Any) -> Any:
-        return value if value is None else self.escaped.sub(r"\1", value)
+        return unescaped(value, self.escape)
 
 
 def like_prefix(pattern: str, escape: str | None) -> str | None:
@@ -46,11 +59,8 @@ def like_prefix(pattern: str, escape: str | None) -> str | None:
     return None
 
 
-class LikePrefix(TypeDecorator):
+class LikePrefix(ForDynamoDB):
     """A LIKE pattern sent as the prefix begins_with tests for (checked per execution)."""
-
-    impl = String
-    cache_ok = True
 
     def __init__(self, escape: str | None):
         super().__init__()

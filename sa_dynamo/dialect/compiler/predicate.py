@@ -18,7 +18,8 @@ from sqlalchemy.sql import elements, functions, operators
 
 from ...dbapi.values import received
 from ...sqlalchemy_private import bind_processors
-from ..operators import MISSING, OPERATORS, contains, equal, kind, present, starts_with
+from ..operators import MISSING, OPERATORS, contains, equal, kind, like_pattern, present, starts_with
+from .like import ForDynamoDB, unescaped
 from .normal_form import attribute_first
 
 Values = Callable[[Any], Any]  # a bind parameter -> its value as DynamoDB receives it
@@ -103,8 +104,25 @@ def _binary(clause: elements.BinaryExpression, resolve: Resolve | None) -> Test:
         return lambda item, values: definition.holds(
             operand(item, values), (low(item, values), high(item, values))
         )
-    value = _bound(clause.right, resolve)
+    value = _escaped(clause, _bound(clause.right, resolve))
     return lambda item, values: definition.holds(operand(item, values), value(item, values))
+
+
+def _escaped(
+    clause: elements.BinaryExpression, value: Callable[[Any, Values], Any]
+) -> Callable[[Any, Values], Any]:
+    """A LIKE pattern as the test matches it (with its escape character), a startswith() or
+    contains() value with its LIKE escapes removed; any other value as it is."""
+    escape = clause.modifiers.get("escape")
+    if clause.operator in (operators.like_op, operators.not_like_op):
+        return lambda item, values: _pattern(value(item, values), escape)
+    if escape is None:
+        return value
+    return lambda item, values: unescaped(value(item, values), escape)
+
+
+def _pattern(pattern: Any, escape: str | None) -> Any:
+    return like_pattern(pattern, escape) if isinstance(pattern, str) else pattern
 
 
 def _tuple_in(clause: elements.BinaryExpression, resolve: Resolve | None) -> Test:
@@ -198,7 +216,13 @@ def values_of(
     As received: the column type's bind processor, then the driver's AttributeValue, read back
     as an item's attributes are. So the float 0.7 a Float column sends is the number 0.7, equal
     to the stored Decimal("0.7") as DynamoDB says, not the binary fraction nearest to it."""
-    processors = bind_processors(compiled) if processed else None
+    processors = None
+    if processed:  # a LIKE pattern as SQL takes it, not as begins_with is sent it
+        processors = {
+            name: process
+            for name, process in bind_processors(compiled).items()
+            if not isinstance(compiled.binds[name].type, ForDynamoDB)
+        }
     names = compiled.bind_names
     by_key = {bind.key: name for bind, name in names.items()}
     known: dict[str, Any] = {}
