@@ -71,7 +71,7 @@ ATTRIBUTES = (
     ),
     Attribute(
         "s",
-        ("", "a", "ab", "abc", "abd", "b", "ba", "A", "Ab", "é"),
+        ("", "a", "ab", "abc", "a%d", "b", "a_", "A", "Ab", "é"),  # % and _ held literally
         ("aa", "c", "B"),
         ("", "a", "ab", "A", "b", "é"),
     ),
@@ -85,6 +85,10 @@ ATTRIBUTES = (
     Attribute("b", (True, False)),
     Attribute("t", ("", "x", "x y", "xy", "xyz", "y", "Y"), ("xz",), ("", "x", "xy", "y")),
 )
+# LIKE patterns and startswith(autoescape=True) values drawn over joined rows, which the client
+# tests: wildcards anywhere, an escape character, values that hold % and _.
+JOINED_PATTERNS = ("a%", "%", "a_", "_%", "%d", "%b%", "A%", "", "a/%%", "a/_", "x%", "x_", "%y")
+LITERAL_PREFIXES = ("a%", "a_", "a", "", "A", "x", "%")
 _BY_NAME = {a.name: a for a in ATTRIBUTES}
 _KEY_CONDITIONS = ("==", "<", "<=", ">", ">=", "between", "startswith", "like")
 _SORTABLE = ("s", "n", "d", "b", "t")  # ORDER BY attributes the client sorts
@@ -190,6 +194,59 @@ class Generator:
             return self._query()
         clause, text = self.condition(self.rng.randint(1, 3), Scope())
         return Case(select(self.table).where(clause), f"select(t).where({text})", ordered=False)
+
+    def joined(self) -> Case:
+        """t joined with itself (u: the rows of another partition, or of none, at the same sort
+        key), LEFT OUTER four times in five: a LIKE, NOT LIKE or startswith(autoescape=True) of
+        u's strings, alone or in an OR with a test of t. The client tests them over the joined
+        rows, and the outer side is NULL where no row joined."""
+        rng, t = self.rng, self.table
+        u = t.alias("u")
+        partition, other = rng.choice(PARTITIONS), rng.choice((*PARTITIONS, "P9"))
+        outer = rng.random() < 0.8
+        on = and_(u.c.pk == other, u.c.sk == t.c.sk)
+        source = t.join(u, on, isouter=outer)
+        tested, text = self._string_test(u, rng.choice(("s", "t")))
+        if rng.random() < 0.5:
+            other_test, other_text = (
+                self._string_test(t, "s")
+                if rng.random() < 0.5
+                else self.test(_BY_NAME["n"], ("==", ">", "is_"))
+            )
+            tested, text = or_(tested, other_test), f"or_({text}, {other_text})"
+        statement = (
+            select(t.c.pk, t.c.sk, u.c.s, u.c.t).select_from(source).where(t.c.pk == partition, tested)
+        )
+        how = "outerjoin" if outer else "join"
+        return Case(
+            statement,
+            f"u = t.alias('u'); select(t.c.pk, t.c.sk, u.c.s, u.c.t).select_from(t.{how}(u, "
+            f"and_(u.c.pk == {other!r}, u.c.sk == t.c.sk))).where(t.c.pk == {partition!r}, {text})",
+            ordered=False,
+            as_text=False,
+        )
+
+    def _string_test(self, table: Any, name: str) -> Condition:
+        """A LIKE-family test of one string column, as ``table``'s name writes it."""
+        rng, column, where = (
+            self.rng,
+            table.c[name],
+            f"{table.name if table is not self.table else 't'}.c.{name}",
+        )
+        kind = rng.choice(("like", "not_like", "startswith", "not_startswith"))
+        if kind in ("like", "not_like"):
+            pattern = rng.choice(JOINED_PATTERNS)
+            escape = "/" if "/" in pattern else None
+            return (
+                getattr(column, kind)(pattern, escape=escape),
+                f"{where}.{kind}({pattern!r}" + (f", escape={escape!r})" if escape else ")"),
+            )
+        prefix = rng.choice(LITERAL_PREFIXES)
+        test, text = (
+            column.startswith(prefix, autoescape=True),
+            f"{where}.startswith({prefix!r}, autoescape=True)",
+        )
+        return (~test, f"~{text}") if kind == "not_startswith" else (test, text)
 
     def _pin(self) -> tuple[Condition, bool]:
         """The partition key pinned by ==, IN or an OR of ==; whether it is one partition."""

@@ -35,6 +35,9 @@ STATEMENTS = 360
 TEXT_EVERY = 2  # every other statement also runs as SQL text: 180 per seed
 MAX_REFUSED = 0.05
 
+JOINED_STATEMENTS = 120  # the self-joins the client tests LIKE over, for one seed
+MAX_JOINED_REFUSED = 0.2  # an inner join's LIKE of its fetched side is sent: a prefix only
+
 # Statement seeds: each draws a different 360 statements over the same rows.
 STATEMENT_SEEDS = (20250101, 424242)
 
@@ -244,3 +247,19 @@ def test_dynamodb_returns_the_rows_sqlite_returns(
         pytest.fail("\n\n".join(failures), pytrace=False)
     for report in (compiled, texts):
         assert report.refused_share < MAX_REFUSED, report.summary()
+
+
+def test_like_over_joined_rows_returns_sqlites_rows(databases: tuple[Engine, Engine, Table]) -> None:
+    """LIKE with wildcards anywhere and an escape character, NOT LIKE and startswith(autoescape)
+    over the rows of a join, on its outer side and in an OR across both sides: the client
+    tests them, with SQLite's answer (values that hold % and _, NULL where no row joined)."""
+    sqlite, dynamodb, table = databases
+    report = Report("joined rows")
+    generator = Generator(table, STATEMENT_SEEDS[0], Grammar())
+    for _ in range(JOINED_STATEMENTS):
+        _compare(report, sqlite, dynamodb, generator.joined(), None)
+    print(report.summary())
+    if report.disagreements:
+        pytest.fail(report.failure(), pytrace=False)
+    assert report.refused_share < MAX_JOINED_REFUSED, report.summary()
+    assert report.compared - report.empty > JOINED_STATEMENTS // 2  # most find rows
