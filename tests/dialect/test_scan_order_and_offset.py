@@ -15,6 +15,7 @@ from support.beside_sqlite import filled_alike, rows_of, same_rows
 from support.sent import requests_built
 
 import sa_dynamo
+from sa_dynamo.dialect.base import DynamoDBDialect
 
 metadata = MetaData()
 suffix = uuid.uuid4().hex[:8]
@@ -155,3 +156,32 @@ def test_a_transaction_sorts_and_skips_its_own_writes(databases):
             conn.rollback()
     assert results[0] == results[1]
     assert ("P9", "901", 10, None) in results[0]  # a row the transaction wrote
+
+
+LABELLED_N, LABELLED_SK = things.c.n.label("ln"), things.c.sk.label("lsk")
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        select(LABELLED_N, things.c.pk, things.c.sk).order_by("ln", "pk", "sk").execution_options(**CAP),
+        select(LABELLED_N, things.c.sk).where(things.c.pk == "P1").order_by(LABELLED_N.desc(), things.c.sk),
+        select(LABELLED_SK, things.c.n).where(things.c.pk == "P2").order_by(LABELLED_SK.desc()),
+        select(LABELLED_SK).where(things.c.pk == "P0").order_by("lsk").limit(4),
+    ],
+    ids=[
+        "by name, the client's order",
+        "the label object, descending",
+        "the sort key's label",
+        "by name, LIMIT",
+    ],
+)
+def test_a_label_of_a_column_orders_as_the_column(databases, statement):
+    """ORDER BY a label that names a plain column, by its name or the label itself, follows the
+    column's rules: the sort key's is DynamoDB's order, another the client's (with its cap)."""
+    assert len(_same(databases, statement.execution_options(**CAP))) >= 4
+
+
+def test_the_sort_keys_label_is_served_by_dynamodb():
+    statement = select(LABELLED_SK).where(things.c.pk == "P0").order_by(LABELLED_SK.desc())
+    assert str(statement.compile(dialect=DynamoDBDialect())).endswith('ORDER BY "sk" DESC')

@@ -40,7 +40,7 @@ from .fetches import Fetch, Read
 from .join_plan import Planner, test_of
 from .semi_joins import SemiDriver, SemiJoin, semi_join, semi_term, split
 from .sides import Reader, sides_of
-from .single_read import order_entry
+from .single_read import named, order_entry
 from .steps import program_text
 
 
@@ -121,9 +121,9 @@ def select_program(
     semi_found, rest = split(where_criteria(select))
     semi_terms = [semi_term(kind, left, inner, reader) for kind, left, inner in semi_found]
     where = terms_of(_outer_keys_nullable(rest, reader))
-    group_by = [_named(label_reference(c), selected) for c in group_by_clauses(select)]
+    group_by = [named(label_reference(c), selected) for c in group_by_clauses(select)]
     having = terms_of(having_criteria(select))
-    orders = [_order_entry(clause, selected) for clause in order_by_clauses(select)]
+    orders = [order_entry(clause, selected) for clause in order_by_clauses(select)]
     clauses = [*selected, *where, *group_by, *having, *(element for element, _, _ in orders)]
     clauses += [term for side in reader.sides for term in side.on]
     for bind in (b for c in clauses for b in visitors.iterate(c) if isinstance(b, elements.BindParameter)):
@@ -209,22 +209,6 @@ def _outer_keys_nullable(criteria: Any, reader: Reader) -> list[Any]:
         return None
 
     return [visitors.replacement_traverse(c, {}, unpinned) for c in criteria]
-
-
-def _named(entry: Any, selected: list[Any]) -> Any:
-    """A GROUP BY or ORDER BY entry that names a label of the select list, as what it labels."""
-    if isinstance(entry, str):
-        found = next((c for c in selected if getattr(c, "name", None) == entry), None)
-        if found is None:
-            refuse(f"the label {entry!r}", "name a label of the select list")
-        return found.element if isinstance(found, elements.Label) else found
-    return entry.element if isinstance(entry, elements.Label) else entry
-
-
-def _order_entry(clause: Any, selected: list[Any]) -> tuple[Any, bool, bool | None]:
-    """(element, descending, nulls first) of an ORDER BY entry, a label named as what it labels."""
-    element, descending, nulls_first = order_entry(clause)
-    return _named(label_reference(element), selected), descending, nulls_first
 
 
 def _same(element: Any, selected: Any) -> bool:

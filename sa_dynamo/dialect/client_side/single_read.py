@@ -19,6 +19,7 @@ from sqlalchemy.sql import elements, operators
 
 from ...exc import cannot_express
 from ...plan import Plan
+from ...sqlalchemy_private import label_reference
 from ..compiler.access_path import attribute_names
 from ..compiler.expressions import refuse
 from ..compiler.normal_form import is_column, is_on, is_partition_or
@@ -76,10 +77,20 @@ class ClientOrder:
 NULLS_PLACES = {operators.nulls_first_op: True, operators.nulls_last_op: False}
 
 
-def order_entry(clause: Any) -> tuple[Any, bool, bool | None]:
+def named(entry: Any, selected: list[Any]) -> Any:
+    """A GROUP BY or ORDER BY entry that names a label of the select list, as what it labels."""
+    if isinstance(entry, str):
+        found = next((c for c in selected if getattr(c, "name", None) == entry), None)
+        if found is None:
+            refuse(f"the label {entry!r}", "name a label of the select list")
+        return found.element if isinstance(found, elements.Label) else found
+    return entry.element if isinstance(entry, elements.Label) else entry
+
+
+def order_entry(clause: Any, selected: list[Any]) -> tuple[Any, bool, bool | None]:
     """(element, descending, nulls first) of one ORDER BY entry (None: SQL's default place of
-    NULL)."""
-    element, descending, nulls_first = clause, False, None
+    NULL); a label of the select list, by its name or itself, is what it labels."""
+    element, descending, nulls_first = label_reference(clause), False, None
     if isinstance(element, elements.UnaryExpression) and element.modifier in NULLS_PLACES:
         element, nulls_first = element.element, NULLS_PLACES[element.modifier]
     if isinstance(element, elements.UnaryExpression) and element.modifier in (
@@ -87,15 +98,15 @@ def order_entry(clause: Any) -> tuple[Any, bool, bool | None]:
         operators.desc_op,
     ):
         element, descending = element.element, element.modifier is operators.desc_op
-    return element, descending, nulls_first
+    return named(label_reference(element), selected), descending, nulls_first
 
 
-def order_columns(select_order: tuple[Any, ...]) -> list[tuple[Any, bool, bool | None]]:
+def order_columns(select_order: tuple[Any, ...], selected: list[Any]) -> list[tuple[Any, bool, bool | None]]:
     """ORDER BY as (column, descending, nulls first) triples (None: SQL's default place of
-    NULL); anything but a plain attribute is refused."""
+    NULL), a label as what it labels; anything but a plain attribute is refused."""
     orders = []
     for clause in select_order:
-        element, descending, nulls_first = order_entry(clause)
+        element, descending, nulls_first = order_entry(clause, selected)
         if not (isinstance(element, elements.ColumnClause) and not element.is_literal):
             refuse(
                 f"ORDER BY {element}",

@@ -6,18 +6,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.sql import elements, operators
+from sqlalchemy.sql import elements
 from sqlalchemy.sql.schema import Table
 from sqlalchemy.sql.selectable import Join
 
 from ...constructs import discriminator_after_reading
 from ...exc import refuse
 from ...plan import Plan
-from ...sqlalchemy_private import limit_clause, offset_clause, order_by_clauses, select_extras, where_criteria
+from ...sqlalchemy_private import (
+    limit_clause,
+    offset_clause,
+    order_by_clauses,
+    select_extras,
+    selected_elements,
+    where_criteria,
+)
 from ..attribute_bag import is_bag
 from ..client_side.select_program import select_program
 from ..client_side.semi_joins import has_semi_join
-from ..client_side.single_read import NULLS_PLACES, bounded, order_columns, served
+from ..client_side.single_read import bounded, order_columns, served
 from ..key_schema import key_schema
 from .access_path import access_path
 from .expressions import COUNT_ROWS
@@ -84,9 +91,9 @@ class Selects:
         key_list = index is None and any(key_tuple_in(t, keys.columns) for t in terms)
         order_by = ""
         if order_by_clauses(select):
-            orders = order_columns(order_by_clauses(select))
+            orders = order_columns(order_by_clauses(select), selected_elements(compile_state))
             if served(keys, terms, orders, key_list):
-                order_by = self._order_by(order_by_clauses(select))
+                order_by = self._order_by(orders)
             else:
                 inner_columns = self.client_side.client_order(
                     keys, index is None, terms, key_list, orders, inner_columns, reason
@@ -186,18 +193,13 @@ class Selects:
         self.compiler.record.star_columns = (tuple(names), bags[0])
         return ["*"]
 
-    def _order_by(self, clauses: tuple[Any, ...]) -> str:
-        """ORDER BY the sort key, which DynamoDB serves (client_side.served), as written."""
-        rendered = []
-        for clause in clauses:
-            if getattr(clause, "modifier", None) in NULLS_PLACES:  # a sort key has no NULL to place
-                clause = clause.element
-            modifier = getattr(clause, "modifier", None)
-            if modifier in (operators.asc_op, operators.desc_op):
-                clause = clause.element
-            direction = {operators.asc_op: " ASC", operators.desc_op: " DESC"}.get(modifier, "")
-            rendered.append(self.compiler.preparer.quote(clause.name) + direction)
-        return " ORDER BY " + ", ".join(rendered)
+    def _order_by(self, orders: list[tuple[Any, bool, bool | None]]) -> str:
+        """ORDER BY the sort key, which DynamoDB serves (client_side.served); a sort key has no
+        NULL to place."""
+        quote = self.compiler.preparer.quote
+        return " ORDER BY " + ", ".join(
+            quote(column.name) + (" DESC" if desc else "") for column, desc, _ in orders
+        )
 
     def _row_count(self, clause: Any, what: str, method: str) -> str:
         """The parameter of a LIMIT or OFFSET: the cursor counts rows for both (DynamoDB's
