@@ -114,7 +114,9 @@ def _in(stored: Any, values: Sequence[Any]) -> bool:
 
 
 def _not_in(stored: Any, values: Sequence[Any]) -> bool:
-    # x NOT IN (a, NULL) is x <> a AND x <> NULL: never TRUE
+    # x NOT IN (a, NULL) is x <> a AND x <> NULL: never TRUE; x NOT IN () is TRUE, for a NULL x too
+    if not values:
+        return True
     return present(stored) and all(present(v) for v in values) and not any(equal(stored, v) for v in values)
 
 

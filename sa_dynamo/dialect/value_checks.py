@@ -1,11 +1,13 @@
 """Values an execution checks before sending, for what DynamoDB would reject or answer
 differently from SQL: an empty key value, a LIKE pattern other than a prefix, a wildcard in a
-startswith()/contains() value, a comparison with None, a reversed sort-key BETWEEN, a write's
-further key tests. Each is refused with advice, or decides that no row can match."""
+startswith()/contains() value, a comparison with None, an empty IN list, a reversed sort-key
+BETWEEN, a write's further key tests. Each is refused with advice, or decides that no row can match."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from sqlalchemy.sql import operators
 
 from ..dbapi.errors import shown
 from ..exc import refuse
@@ -39,6 +41,13 @@ def check_values(context: Any, compiled: Any) -> bool:
                 f"a comparison of key attribute {attribute!r} with an empty value",
                 "no key is empty, so leave the condition out or skip the query",
             )
+    for name, attribute in compiled.record.sparse_not_in.items():
+        if name in expanded and not expanded[name]:
+            refuse(
+                f"NOT IN with an empty list on {attribute!r}, a key of the index read",
+                "leave the NOT IN condition out when the list is empty (it holds for every row, the "
+                "items the index lacks too)",
+            )
     for name, method in compiled.record.like_parameters.items():
         value = values.get(name)
         if isinstance(value, str) and ("%" in value or "_" in value):
@@ -49,6 +58,7 @@ def check_values(context: Any, compiled: Any) -> bool:
             )
     nothing = (
         compiled.record.always_empty
+        or _empty_in(compiled, expanded)
         or _compares_with_none(context, compiled, expanded)
         or _key_retested(context, compiled, expanded)
     )
@@ -63,6 +73,18 @@ def _given(values: dict[str, Any], expanded: dict[str, list[str]], name: str) ->
     now, or its one value."""
     names = expanded.get(name)
     return [values.get(name)] if names is None else [values.get(n) for n in names]
+
+
+def _empty_in(compiled: Any, expanded: dict[str, list[str]]) -> bool:
+    """Whether a term of the WHERE is an IN with an empty list, which SQL says no row matches
+    (below an OR it is FALSE there: templates.empty_lists_decided)."""
+    return any(
+        top_level
+        and name in expanded
+        and not expanded[name]
+        and compiled.binds[name].expand_op is operators.in_op
+        for name, top_level in compiled.record.value_parameters.items()
+    )
 
 
 def _key_retested(context: Any, compiled: Any, expanded: dict[str, list[str]]) -> bool:

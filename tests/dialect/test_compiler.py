@@ -30,7 +30,7 @@ from sqlalchemy.exc import ArgumentError, CompileError, SADeprecationWarning
 
 from sa_dynamo import StringSet, use_index
 from sa_dynamo.dialect.base import DynamoDBDialect
-from sa_dynamo.dialect.compiler import like_prefix
+from sa_dynamo.dialect.compiler import empty_lists_decided, like_prefix
 
 dialect = DynamoDBDialect()
 metadata = MetaData()
@@ -274,16 +274,19 @@ def test_refusals_name_the_construct(statement, message):
     assert message in str(raised.value)
 
 
-def test_empty_in_list_is_refused_at_execution_time_expansion():
-    compiled = select(items).where(items.c.pk.in_([])).compile(dialect=dialect)
-    with pytest.raises(CompileError, match="IN with an empty list"):
-        compiled.construct_expanded_state({"pk_1": []})
-
-
-def test_empty_not_in_list_is_refused_with_advice_for_not_in():
-    compiled = select(items).where(items.c.n.not_in([])).compile(dialect=dialect)
-    with pytest.raises(CompileError, match=r"NOT IN with an empty list: leave the NOT IN condition out"):
-        compiled.construct_expanded_state({"n_1": []})
+def test_an_empty_in_list_is_the_constant_sql_says_it_is():
+    """x IN () is FALSE and x NOT IN () TRUE for every row, a missing x too (the NOT IN's guard
+    goes with it): DynamoDB rejects IN [], so the execution writes the constants."""
+    compiled = select(items.c.pk).where(items.c.pk == "a", or_(items.c.n.in_([]), items.c.n.not_in([])))
+    expanded = compiled.compile(dialect=dialect).construct_expanded_state({"n_1": [], "n_2": []})
+    assert expanded.statement == (
+        'SELECT "pk" FROM "items" WHERE "pk" = ? AND ("n" IN [] OR '
+        '(NOT "n" IN [] AND attribute_exists("n") AND "n" <> NULL))'
+    )
+    assert (
+        empty_lists_decided(expanded.statement)
+        == 'SELECT "pk" FROM "items" WHERE "pk" = ? AND (1 = 2 OR 1 = 1)'
+    )
 
 
 def test_in_list_expands_to_a_partiql_list():

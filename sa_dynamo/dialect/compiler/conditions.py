@@ -249,17 +249,10 @@ class Conditions:
         record.not_in_chain = record.not_in_chain or self.ordered
         text = self._guarded(binary, f"NOT {self.in_list(binary, **kw)}", **kw)
         self.record_values(binary)
+        if self._is_key(binary.left) and not getattr(binary.left, "primary_key", False):
+            for bind in compared_parameters(binary):
+                record.sparse_not_in[self.compiler.bind_names[bind]] = binary.left.name
         return text
-
-    @staticmethod
-    def refuse_empty_list(expand_op: Any) -> None:
-        """An IN or NOT IN whose list is empty: refused with what to do instead."""
-        if expand_op is operators.not_in_op:
-            refuse(
-                "NOT IN with an empty list",
-                "leave the NOT IN condition out when the list is empty (it holds for every row)",
-            )
-        refuse("IN with an empty list", "skip the query when the list is empty (it matches no row)")
 
     def expanded_values(
         self, name: str, parameter: Any, values: list[Any], partition_key_list: str | None

@@ -89,7 +89,7 @@ class DynamoDBCompiler(SQLCompiler):
         return super().visit_clauselist(clauselist, **kw)
 
     def visit_empty_set_op_expr(self, type_, expand_op, **kw):
-        self.conditions.refuse_empty_list(expand_op)
+        return ""  # IN []: the execution decides it (templates.empty_lists_decided, value_checks)
 
     def _literal_execute_expanding_parameter(self, name, parameter, values, **kw):
         values = self.conditions.expanded_values(name, parameter, values, self.where.partition_key_list)

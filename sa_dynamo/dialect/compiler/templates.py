@@ -42,6 +42,20 @@ def not_in_as_chain(statement: str) -> str:
     )
 
 
+_OPERAND = rf"(?:size\({_ATTRIBUTE}\)|{_ATTRIBUTE})"
+_EMPTY_IN = re.compile(
+    rf"(?P<negated>\(NOT {_OPERAND} IN \[\] AND attribute_exists\({_ATTRIBUTE}\) AND {_ATTRIBUTE} <> NULL\)"
+    rf"|NOT {_OPERAND} IN \[\])|{_OPERAND} IN \[\]"
+)
+
+
+def empty_lists_decided(statement: str) -> str:
+    """Each IN with an empty list (``"x" IN []``, which DynamoDB rejects) as the constant SQL
+    says it is: ``x IN ()`` FALSE and ``x NOT IN ()`` TRUE for every item, a missing or NULL x
+    included (the guard of a NOT IN goes with it)."""
+    return _EMPTY_IN.sub(lambda found: "1 = 1" if found["negated"] else "1 = 2", statement)
+
+
 class Entry(NamedTuple):
     attribute: str  # rendered name: "'a'" in an INSERT tuple, '"a"' in an UPDATE
     value: str  # the value's placeholder
