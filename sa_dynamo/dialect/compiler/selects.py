@@ -68,7 +68,9 @@ class Selects:
             refuse("a SELECT without a table", "select from a table")
         if not inner_columns:
             refuse("an empty select list", "select at least one column")
-        if self._computed(froms, extras, inner_columns) or has_semi_join(where_criteria(select)):
+        if self._computed(froms, extras, inner_columns, where_criteria(select)) or has_semi_join(
+            where_criteria(select)
+        ):
             return self._select_program(select, compile_state, froms)
         table = where.single_table(froms[0], "SELECT")
         if record.count is not None:
@@ -149,10 +151,18 @@ class Selects:
             record.offset_bind = self._row_count(offset_clause(select), "OFFSET", ".offset()")
         return text
 
-    def _computed(self, froms: list[Any], extras: dict[str, bool], inner_columns: list[str]) -> bool:
+    def _computed(
+        self, froms: list[Any], extras: dict[str, bool], inner_columns: list[str], criteria: Any
+    ) -> bool:
         """Whether the client computes this SELECT over reads of its own (a join, GROUP BY,
-        DISTINCT, an aggregate other than COUNT alone): client_side/select_program.py."""
-        return (
+        DISTINCT, an aggregate other than COUNT alone, a COUNT of a list of full keys, which
+        a batch of key reads cannot count): client_side/select_program.py."""
+        counted_keys = (
+            self.compiler.record.count is not None
+            and isinstance(froms[0], Table)
+            and any(key_tuple_in(t, key_schema(froms[0]).columns) for t in terms_of(criteria))
+        )
+        return counted_keys or (
             len(froms) != 1
             or isinstance(froms[0], Join)
             or extras["GROUP BY"]
