@@ -25,7 +25,7 @@ from . import capacity_warning
 from .autoincrement import counter_column, next_id, numbered_rows
 from .client_side.cursor_setup import batch_note, client_read, skipped_rows
 from .client_side.single_read import BatchGet
-from .compiler import DMLTemplate, empty_lists_decided, not_in_as_chain
+from .compiler import DMLTemplate, empty_key_prefixes_decided, empty_lists_decided, not_in_as_chain
 from .compiler.predicate import Values, values_of
 from .options import DISCRIMINATOR, EXPLAIN, MATCHED, PAGE, SCAN_FIX
 from .value_checks import check_values
@@ -173,6 +173,9 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             self.statement = not_in_as_chain(self.statement)
         if not all(expanded_parameters(self).values()):
             self.statement = empty_lists_decided(self.statement)
+        if compiled.record.key_prefixes and not self.executemany:
+            attributes = frozenset(compiled.record.key_prefixes.values())
+            self.statement = empty_key_prefixes_decided(self.statement, attributes, self.parameters[0])
         self.matches_nothing = check_values(self, compiled)
         self._partitions_in_key_order(compiled)
         batch = self._batch_read(compiled)

@@ -33,6 +33,8 @@ def check_values(context: Any, compiled: Any) -> bool:
                 "contains() for a substring, or filter the rows in Python",
             )
     for name, attribute in compiled.record.key_parameters.items():
+        if name in compiled.record.key_prefixes and not context.executemany:
+            continue  # an empty prefix is TRUE for every key (templates.empty_key_prefixes_decided)
         candidates = _given(values, expanded, name)
         if name in compiled.record.like_patterns:  # LIKE 'prefix%' compares the prefix
             candidates = [like_prefix(v, compiled.record.like_patterns[name]) for v in candidates]

@@ -126,9 +126,23 @@ def test_empty_key_values_are_refused_before_sending(table):
 
     engine, t = table
     with engine.connect() as conn:
-        for condition in (t.c.pk == "", t.c.pk.in_(["A", ""]), t.c.pk.startswith("")):
+        for condition in (t.c.pk == "", t.c.pk.in_(["A", ""])):
             with pytest.raises(CompileError, match="key attribute 'pk' with an empty value"):
                 conn.execute(select(t.c.sk).where(condition))
+
+
+def test_an_empty_prefix_of_a_key_holds_for_every_item(table):
+    """SQL's ``pk LIKE '%'`` is TRUE for every key (no item lacks one), and so FALSE below NOT:
+    DynamoDB, which rejects an empty key value, is sent ``? = ''`` in its place."""
+    engine, t = table
+    every = select(t.c.sk).where(t.c.pk == "A")
+    with engine.connect().execution_options(dynamodb_scan="allow") as conn:
+        rows = conn.scalars(every).all()
+        assert conn.scalars(every.where(t.c.pk.startswith(""))).all() == rows
+        assert conn.scalars(every.where(t.c.pk.like("%"))).all() == rows
+        assert conn.scalars(every.where(~t.c.pk.startswith(""))).all() == []
+        scan = select(t.c.sk).where(t.c.pk.startswith(""))
+        assert sorted(conn.scalars(scan)) == sorted(conn.scalars(select(t.c.sk)))
 
 
 def test_repeated_partition_keys_read_the_partition_once(table):

@@ -16,12 +16,19 @@ from sqlalchemy.sql import compiler
 from .conditions import never_true
 from .like import like_prefix
 from .statements import DynamoDBCompiler
-from .templates import DMLTemplate, empty_lists_decided, not_in_as_chain, operator_count
+from .templates import (
+    DMLTemplate,
+    empty_key_prefixes_decided,
+    empty_lists_decided,
+    not_in_as_chain,
+    operator_count,
+)
 
 __all__ = [
     "DMLTemplate",
     "DynamoDBCompiler",
     "DynamoDBIdentifierPreparer",
+    "empty_key_prefixes_decided",
     "empty_lists_decided",
     "like_prefix",
     "never_true",

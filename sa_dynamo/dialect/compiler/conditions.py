@@ -315,6 +315,8 @@ class Conditions:
             right = retyped(right, LikeEscaped(escape))
         process, record = self.compiler.process, self.compiler.record
         text = f"{name}({process(binary.left, **kw)}, {process(right, **kw)})"
+        if name == "begins_with" and self._is_key(binary.left):
+            record.key_prefixes[self.compiler.bind_names[right]] = process(binary.left, **kw)
         if like:
             record.like_patterns[self.compiler.bind_names[right]] = escape
         elif escape is None and has_affinity(binary.left.type, String):

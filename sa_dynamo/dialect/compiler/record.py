@@ -57,6 +57,9 @@ class Record:
     # of the WHERE: a None there (in an IN list: see never_true) makes the test never TRUE, which
     # answers no rows as a top-level term and is refused below an OR
     value_parameters: dict[str, bool] = field(default_factory=dict)
+    # parameter name -> the key attribute (quoted) a begins_with() tests: with an empty prefix it
+    # is TRUE for every item (templates.empty_key_prefixes_decided), not a refused empty key
+    key_prefixes: dict[str, str] = field(default_factory=dict)
     # parameter name -> the attribute of a NOT IN read from a sparse index by its key: with an
     # empty list the test holds for the items the index lacks too, so the execution refuses it
     sparse_not_in: dict[str, str] = field(default_factory=dict)

@@ -49,11 +49,28 @@ _EMPTY_IN = re.compile(
 )
 
 
+_BEGINS_WITH = re.compile(rf"begins_with\(({_ATTRIBUTE}), \?\)")
+
+
 def empty_lists_decided(statement: str) -> str:
     """Each IN with an empty list (``"x" IN []``, which DynamoDB rejects) as the constant SQL
     says it is: ``x IN ()`` FALSE and ``x NOT IN ()`` TRUE for every item, a missing or NULL x
     included (the guard of a NOT IN goes with it)."""
     return _EMPTY_IN.sub(lambda found: "1 = 1" if found["negated"] else "1 = 2", statement)
+
+
+def empty_key_prefixes_decided(statement: str, attributes: frozenset[str], values: list[Any]) -> str:
+    """``begins_with()`` of a key attribute (one of ``attributes``, quoted) with an empty prefix,
+    which DynamoDB rejects (no key value is empty), as ``(? = '')``: TRUE for every item, as
+    SQL's ``x LIKE '%'`` is of a key no item lacks. ``values``: the statement's parameters, in
+    order; the parameter stays in its place."""
+
+    def decided(found: re.Match[str]) -> str:
+        position = _QUOTED.sub("", statement[: found.start()]).count("?")
+        empty = found[1] in attributes and values[position] in ("", b"")
+        return "(? = '')" if empty else found[0]
+
+    return _BEGINS_WITH.sub(decided, statement)
 
 
 class Entry(NamedTuple):
