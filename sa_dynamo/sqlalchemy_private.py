@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import Select, util
 from sqlalchemy.engine.default import DefaultExecutionContext
+from sqlalchemy.orm import mapperlib
 from sqlalchemy.sql import compiler, crud, elements
 from sqlalchemy.util import concurrency
 
@@ -151,6 +152,12 @@ def declarative_registry(base: Any) -> Any:
     """The registry of a declarative class that keeps it only as ``_sa_registry`` (SQLModel's
     base, whose metaclass is SQLAlchemy's DeclarativeMeta); None for any other object."""
     return getattr(base, "_sa_registry", None) if isinstance(base, type) else None
+
+
+def all_registries() -> set[Any]:
+    """Every ORM registry alive in the process: the mappers configured before sa_dynamo was
+    imported raised no ``mapper_configured`` event it could hear."""
+    return mapperlib._all_registries()
 
 
 def unit_of_work_flush(execution_options: Any) -> bool:

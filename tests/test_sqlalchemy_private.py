@@ -273,3 +273,11 @@ def test_selected_mappers_are_all_mappers_read_from_annotations() -> None:
         assert selected == expected, name
         if selected is not None:
             assert selected == all_mappers, name
+
+
+def test_all_registries_holds_a_registry_until_it_is_disposed():
+    class Base(DeclarativeBase):
+        pass
+
+    assert Base.registry in private.all_registries()
+    Base.registry.dispose()

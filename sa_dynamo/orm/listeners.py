@@ -95,6 +95,13 @@ MAPPER: tuple[tuple[str, Callable[..., Any], str], ...] = (
 ENGINE: tuple[tuple[str, Callable[..., Any], str, dict[str, Any]], ...] = (
     (
         "before_execute",
+        shared_tables.before_statement,
+        "shared tables of mappers configured before sa_dynamo was imported: checked before the "
+        "first statement",
+        {},
+    ),
+    (
+        "before_execute",
         template_writes.connection_writes,
         "connection.execute(update(...)) of a template's source: the keys it derives",
         {"retval": True},
@@ -103,7 +110,8 @@ ENGINE: tuple[tuple[str, Callable[..., Any], str, dict[str, Any]], ...] = (
 
 
 def register() -> None:
-    """Register them all, once (importing sa_dynamo.orm does)."""
+    """Register them all, once (importing sa_dynamo.orm does), and adopt the mappers configured
+    before: their ``mapper_configured`` events are past."""
     for listener, _ in ORM_EXECUTE:
         if not event.contains(Session, "do_orm_execute", listener):
             event.listen(Session, "do_orm_execute", listener)
@@ -113,3 +121,4 @@ def register() -> None:
     for name, listener, _, keywords in ENGINE:
         if not event.contains(Engine, name, listener):
             event.listen(Engine, name, listener, **keywords)
+    shared_tables.adopt_configured()

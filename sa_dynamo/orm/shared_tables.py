@@ -3,7 +3,9 @@
 DynamoDB has one key schema per table, so classes sharing a table (one hierarchy, unrelated
 roots, several MetaData objects) must agree on the partition and sort key names and their
 S/N/B types, on the discriminator attribute, and must not reuse a discriminator value.
-Checked when mappers configure, so a mistake surfaces at start-up, not on the first query.
+Checked when mappers configure, so a mistake surfaces at start-up, not on the first query; the
+mappers configured before sa_dynamo was imported, whose events it never heard, are checked
+before the first statement a DynamoDB engine runs.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from sqlalchemy.orm import Mapper
 from ..dialect.key_schema import key_schema
 from ..dialect.types import attribute_type
 from ..exc import KeySchemaMismatchError
+from ..sqlalchemy_private import all_registries
+from .scope import is_dynamodb
 
 _mappers: weakref.WeakSet[Mapper] = weakref.WeakSet()
 _pending: weakref.WeakSet[Mapper] = weakref.WeakSet()
@@ -137,10 +141,31 @@ def collect(mapper: Mapper, class_: type) -> None:
     _pending.add(mapper)
 
 
+def adopt_configured() -> None:
+    """Collect the mappers configured before sa_dynamo listened (it was imported after them):
+    checked before the first DynamoDB statement (``before_statement``)."""
+    for registry in all_registries():
+        for mapper in registry.mappers:
+            if mapper.configured and mapper not in _mappers:
+                collect(mapper, mapper.class_)
+
+
 def validate_configured() -> None:
-    """Check the groups that newly configured mappers joined."""
-    tables = {table.name for table in map(physical_table, list(_pending)) if table is not None}
-    _pending.clear()
+    """Check the groups that newly configured mappers joined; a group that disagrees stays to
+    be checked again, so no DynamoDB statement runs while it does (until its registry is
+    disposed)."""
     for gone in [m for m in _mappers if m not in m.registry.mappers]:  # its registry was disposed
         _mappers.discard(gone)
+        _pending.discard(gone)
+    tables = {table.name for table in map(physical_table, list(_pending)) if table is not None}
     validate(list(_mappers), only=tables)
+    _pending.clear()
+
+
+def before_statement(
+    conn: Any, statement: Any, multiparams: Any, params: Any, execution_options: Any
+) -> None:
+    """Before a DynamoDB statement: the groups not checked yet (mappers configured before
+    sa_dynamo was imported), once; afterwards only an empty set is looked at."""
+    if _pending and is_dynamodb(conn):
+        validate_configured()
