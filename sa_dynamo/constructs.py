@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy.exc import ArgumentError
-from sqlalchemy.sql.base import ExecutableOption
+from sqlalchemy.orm import UserDefinedOption
 from sqlalchemy.sql.cache_key import HasCacheKey
 from sqlalchemy.sql.dml import Insert
 from sqlalchemy.sql.visitors import InternalTraversal
@@ -35,17 +35,14 @@ def upsert(table: Any) -> Upsert:
     return Upsert(table)
 
 
-class _CompilerOption(ExecutableOption, HasCacheKey):
-    """A statement option that only speaks to sa_dynamo's compiler, part of the cache key."""
+class _CompilerOption(UserDefinedOption, HasCacheKey):
+    """A statement option that only speaks to sa_dynamo's compiler, part of the cache key.
+
+    An ORM option to SQLAlchemy (its public ``UserDefinedOption``): a loader that emits a
+    statement of its own (``selectinload()``) asks each option of the cached query for the
+    version of itself to pass on, and the ORM compiles it as none of its own."""
 
     _is_has_cache_key = True
-    # Read by the ORM when it walks a statement's options.
-    _is_compile_state = False
-    _is_criteria_option = False
-    _is_legacy_option = False
-    _is_user_defined = False
-    _is_strategy_option = False
-    propagate_to_loaders = False
     _cache_key_traversal = [("name", InternalTraversal.dp_string)]
     name: str
 

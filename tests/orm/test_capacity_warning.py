@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, event, insert, select
+from sqlalchemy import ForeignKey, create_engine, event, insert, select
 from sqlalchemy.exc import ArgumentError
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship, selectinload
 
 import sa_dynamo
 from sa_dynamo.exc import CapacityWarning
@@ -191,3 +191,61 @@ def test_a_statement_s_own_option_wins_over_the_execute_call_s(
     keys, warned, sent = read_with(own=None, call=3)
     assert (keys, warned) == (["ORDER#0", "ORDER#1"], [])
     assert '"$type" IN' in sent[0]
+
+
+@pytest.fixture
+def customers(engine: Any, table_name: str) -> Iterator[Any]:
+    """A customer's orders as an item collection, each order's shipment in a table of its own
+    (a relationship of a class of the single-table hierarchy)."""
+
+    class Base(DeclarativeBase):
+        pass
+
+    class Shipment(Base):
+        __tablename__ = f"{table_name}_shipments"
+        id: Mapped[str] = mapped_column(primary_key=True)
+        carrier: Mapped[str]
+
+    class Item(sa_dynamo.SingleTable, Base):
+        __tablename__ = table_name
+        pk: Mapped[str] = mapped_column(primary_key=True)
+        sk: Mapped[str] = mapped_column(primary_key=True)
+
+    class Customer(Item):
+        orders = sa_dynamo.item_collection("Order", sort_key_prefix="ORDER#", order_by="Order.sk")
+
+    class Order(Item):
+        shipment_id: Mapped[str | None] = mapped_column(ForeignKey(Shipment.id))
+        shipment = relationship(Shipment)
+
+    Base.metadata.create_all(engine)
+    with Session(engine) as session, session.begin():
+        session.add_all([Shipment(id="S1", carrier="post"), Customer(pk="C#1", sk="C#1")])
+        session.add_all([Order(pk="C#1", sk=f"ORDER#{n}", shipment_id="S1") for n in range(2)])
+    yield Customer, Order
+    Base.metadata.drop_all(engine)
+    Base.registry.dispose()
+
+
+def test_selectinload_with_the_warning_on_loads_what_it_loads_with_it_off(
+    engine: Any, customers: Any
+) -> None:
+    """The option that moves the discriminator filter to the driver rides on the statement, and
+    the ORM's selectin loaders pass a cached statement's options on (the second execution)."""
+    Customer, Order = customers
+    loads = [
+        (
+            select(Customer).where(Customer.pk == "C#1").options(selectinload(Customer.orders)),
+            lambda customer: [order.sk for order in customer.orders],
+        ),
+        (
+            select(Order).where(Order.pk == "C#1").options(selectinload(Order.shipment)),
+            lambda order: (order.sk, order.shipment.carrier),
+        ),
+    ]
+    for statement, loaded in loads:
+        rows = []
+        for bind in (engine, *[engine.execution_options(dynamodb_capacity_warning=1000)] * 2):
+            with Session(bind) as session:
+                rows.append([loaded(parent) for parent in session.scalars(statement)])
+        assert rows[0] == rows[1] == rows[2] and rows[0]
