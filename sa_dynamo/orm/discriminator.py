@@ -61,7 +61,10 @@ def inject_discriminator_filter(state: ORMExecuteState) -> None:
     identities are known, so that items of unknown kinds that still arrive (the filter turned
     off with ``dynamodb_discriminator_filter=False``, or ``from_statement()`` text) follow the
     ``dynamodb_unknown_type`` policy: "skip" (default), "raise" or "base"."""
-    if not state.is_select:
+    # select(Item).from_statement(text(...)): its text is sent as written, with no filter to
+    # add, and the driver still sorts out the kinds no class maps
+    textual = not state.is_select
+    if textual and not (state.is_from_statement and not state.statement.is_dml):
         return
     # A count selects no entity (select(func.count()).select_from(Item), Query.count()): its
     # class is the statement's bind mapper, and it counts only the kinds it could load.
@@ -73,12 +76,14 @@ def inject_discriminator_filter(state: ORMExecuteState) -> None:
         bind = None if column is None else dynamodb_bind(state, mapper)
         if bind is None:
             continue
-        if capacity_warned(state, bind):
+        if not textual and capacity_warned(state, bind):
             # the filter on the kinds, this one or SQLAlchemy's of a subclass, is applied by the
             # driver, which counts the items of other kinds it reads (constructs.kinds_after_reading)
             state.statement = state.statement.options(kinds_after_reading(column.name))
         if mapper.inherits is not None:
-            continue
+            if not textual:  # SQLAlchemy filters a subclass's own kinds; text gets any of the root's
+                continue
+            mapper = mapper.base_mapper
         known = identities(mapper)
         state.update_execution_options(
             **{
@@ -90,7 +95,7 @@ def inject_discriminator_filter(state: ORMExecuteState) -> None:
                 )
             }
         )
-        if state.execution_options.get(FILTER_OPTION, True) is not False:
+        if not textual and state.execution_options.get(FILTER_OPTION, True) is not False:
             state.statement = state.statement.options(
                 # a callable, not a column criterion: SQLAlchemy gives it the entity it lands on,
                 # a with_polymorphic(..., aliased=True) included, whose ON clause would otherwise
