@@ -250,7 +250,8 @@ def read(
         aliases = {f"#a{i}": name for i, name in enumerate(dict.fromkeys([*projected, *names]))}
         request |= {"ProjectionExpression": ", ".join(aliases), "ExpressionAttributeNames": aliases}
     log.info("BatchGetItem of %d keys of %r for: %s", len(keys), table, statement)
-    items, calls = _got(transport, table, list(keys.values()), request)
+    got, calls = _got(transport, {table: list(keys.values())}, request)
+    items = [item for _, item in got]
     order = {identity: n for n, identity in enumerate(keys)}
     return sorted(items, key=lambda item: order[key_of(item, names)]), calls
 
@@ -268,8 +269,8 @@ def stored_as_sent(transport: Transport, writes: list[Write]) -> list[bool]:
         keys.setdefault(write.table, []).append(dict(write.key))
     stored = [
         (table, deserialize_item(item))
-        for table, table_keys in keys.items()
-        for item in read_items(transport, table, table_keys)
+        for table, items in read_tables(transport, keys).items()
+        for item in items
     ]
     written = [(write.table, deserialize_item(write.values)) in stored for write in writes]
     if any(written):
@@ -285,26 +286,46 @@ def stored_as_sent(transport: Transport, writes: list[Write]) -> list[bool]:
 def read_items(transport: Transport, table: str, keys: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The items stored under ``keys`` (AttributeValues; missing ones are left out), read strongly
     consistently with BatchGetItem, 100 keys per call, what DynamoDB leaves unprocessed resent."""
-    return _got(transport, table, keys, {"ConsistentRead": True})[0]
+    return read_tables(transport, {table: keys})[table]
+
+
+def read_tables(
+    transport: Transport, keys: dict[str, list[dict[str, Any]]]
+) -> dict[str, list[dict[str, Any]]]:
+    """``read_items`` of several tables at once: one BatchGetItem carries up to 100 keys of any
+    of them. The items found, by table."""
+    found: dict[str, list[dict[str, Any]]] = {table: [] for table in keys}
+    for table, items in _got(transport, keys, {"ConsistentRead": True})[0]:
+        found[table].append(items)
+    return found
 
 
 def _got(
-    transport: Transport, table: str, keys: list[dict[str, Any]], request: dict[str, Any]
-) -> tuple[list[dict[str, Any]], int]:
-    """BatchGetItem of ``keys`` (each once), 100 a call, ``request`` the rest of each table's
-    request: the items found, in DynamoDB's order, and the calls made."""
-    items: list[dict[str, Any]] = []
+    transport: Transport, keys: dict[str, list[dict[str, Any]]], request: dict[str, Any]
+) -> tuple[list[tuple[str, dict[str, Any]]], int]:
+    """BatchGetItem of ``keys`` (each once), by table, 100 a call, ``request`` the rest of each
+    table's request: (table, item) of the items found, in DynamoDB's order, and the calls made."""
+    flat = [(table, key) for table, table_keys in keys.items() for key in table_keys]
+    items: list[tuple[str, dict[str, Any]]] = []
     calls = 0
-    for start in range(0, len(keys), MAX_GET_KEYS):
-        requests = {table: {"Keys": keys[start : start + MAX_GET_KEYS], **request}}
+    for start in range(0, len(flat), MAX_GET_KEYS):
+        requests: dict[str, Any] = {}
+        for table, key in flat[start : start + MAX_GET_KEYS]:
+            requests.setdefault(table, {"Keys": [], **request})["Keys"].append(key)
         responses, leftover = until_processed(transport, "BatchGetItem", requests, "UnprocessedKeys")
         if leftover:
+            table, unread = next(iter(leftover.items()))
             raise OperationalError(
-                f"DynamoDB left {len(leftover[table]['Keys'])} keys of {table!r} unread after "
+                f"DynamoDB left {len(unread['Keys'])} keys of {table!r} unread after "
                 f"{_BATCH_ATTEMPTS} attempts; retry later or raise the table's read capacity"
             )
         calls += len(responses)
-        items += [item for response in responses for item in response.get("Responses", {}).get(table, [])]
+        items += [
+            (table, item)
+            for response in responses
+            for table, got in response.get("Responses", {}).items()
+            for item in got
+        ]
     return items, calls
 
 

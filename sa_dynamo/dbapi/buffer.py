@@ -56,6 +56,17 @@ class Buffer:
         self._executed = 0  # writes executed in this transaction
         # items as committed, read in this transaction: (table, key) -> AttributeValues or None
         self._committed: dict[tuple[str, overlay.Key], overlay.Item | None] = {}
+        # the keys of the versioned writes of the ORM's next flush, not read yet (announce())
+        self._announced: dict[str, list[dict[str, Any]]] = {}
+        self._versioned: set[tuple[str, overlay.Key]] = set()  # their items, read (or written)
+
+    def announce(self, table: str, names: tuple[str, ...], keys: list[dict[str, Any]]) -> None:
+        """The items (keys as AttributeValues, the table's key attributes ``names`` HASH first)
+        that the ORM's next flush writes with a version check: read all at once, strongly
+        consistently, by its first versioned write, so that each one's rowcount is exact at the
+        flush (SQLAlchemy raises StaleDataError there). The check stays the commit's condition."""
+        self.tables.set_key_names(table, names)
+        self._announced.setdefault(table, []).extend(keys)
 
     def take(self) -> tuple[list[Pending], list[int]]:
         """The writes to commit, each followed by the guard writes of its unique values
@@ -73,11 +84,10 @@ class Buffer:
             for a in actions
             if isinstance(a, writes.Write) and a.kind in ("UPDATE", "DELETE") and self.tables.unique(a.table)
         ]
-        for table in {a.table for a in moving}:
-            keys = [a.key for a in moving if a.table == table]
-            self._read_committed(
-                table, keys, "whose unique values this transaction moves or frees, to move their guards"
-            )
+        self._read_committed(
+            _keys_by_table(moving),
+            "whose unique values this transaction moves or frees, to move their guards",
+        )
         rows, guards = unique.guarded(
             [(p.action, p.rows) for p in held], self.tables.unique, self.committed_item, self.hide_parameters
         )
@@ -93,6 +103,7 @@ class Buffer:
         statements: list[tuple[str, dict[str, Any]]],
         tests: Sequence[Test | None] | None = None,
         matched: bool = False,
+        announced_only: bool = False,
     ) -> list[int]:
         """Hold writes for commit, each merged with an earlier write of the same item; their
         rowcounts: what a successful commit guarantees, or what the merge already decided. All
@@ -106,13 +117,23 @@ class Buffer:
         ``matched``: the caller read the items a moment ago in this transaction, and each matched
         its WHERE (an UPDATE/DELETE by any WHERE reads the keys it writes): an item this
         transaction has not written is held without reading it again, its WHERE the condition
-        the commit checks, so a change in between fails the commit instead of being lost."""
+        the commit checks, so a change in between fails the commit instead of being lost.
+
+        ``announced_only``: the ORM's flush; a row is tested only when its item was announced
+        (``announce()``), the announced items all read first."""
         rows = len(statements)
         held = []
         for row, (operation, body) in enumerate(statements):
             with in_row(row, rows):
                 held.append(self._checked(kind, operation, body))
         tests = tests or [None] * rows
+        if announced_only:
+            self._read_announced()
+            versioned = self._versioned  # none: a flush without version checks tests nothing
+            tests = [
+                t if versioned and w is not None and self._known(w) in versioned else None
+                for (_, w), t in zip(held, tests, strict=True)
+            ]
         if rows == 1:  # checked: it fails before changing anything
             return [self._hold(kind, *held[0], tests[0], matched)]
         tested = [
@@ -120,9 +141,7 @@ class Buffer:
             for (_, w), test in zip(held, tests, strict=True)
             if test and w and w.identity not in self._writes and not matched
         ]
-        for table in {w.table for w in tested}:
-            keys = [w.key for w in tested if w.table == table]
-            self._read_committed(table, keys, f"this {kind} tests, to count the rows it matches")
+        self._read_committed(_keys_by_table(tested), f"this {kind} tests, to count the rows it matches")
         counts = []
         with self.undone_on_error():
             for row, ((body, write), test) in enumerate(zip(held, tests, strict=True)):
@@ -222,21 +241,51 @@ class Buffer:
             self._committed[known] = items[0] if items else None
         return self._committed[known]
 
-    def _read_committed(self, table: str, keys: list[tuple[tuple[str, dict], ...]], why: str) -> None:
-        """Read the items as committed under ``keys`` that this transaction has not read yet,
-        strongly consistently, with one BatchGetItem per 100 (``why``: for the log)."""
-        names = self.tables.key_names(table)
-        unread = {}
-        for key in keys:
-            known = values.key_of(dict(key), names)
-            if (table, known) not in self._committed:
-                unread[known] = key
+    def _known(self, write: writes.Write) -> tuple[str, overlay.Key]:
+        return (write.table, values.key_of(dict(write.key), self.tables.key_names(write.table)))
+
+    def _read_announced(self) -> None:
+        """Read the announced items at once (one BatchGetItem per 100 items, of any tables), but
+        for those this transaction inserted or deleted: their writes are tested on the item as
+        it left them."""
+        announced, self._announced = self._announced, {}
+        unread: dict[str, list[tuple[tuple[str, dict], ...]]] = {}
+        for table, keys in announced.items():
+            names = self.tables.key_names(table)
+            known = [values.key_of(key, names) for key in keys]
+            self._versioned.update((table, k) for k in known)
+            settled = {
+                self._known(p.action)[1]
+                for p in self._pending
+                if isinstance(p.action, writes.Write)
+                and p.action.table == table
+                and p.action.kind != "UPDATE"
+            }
+            unread[table] = [
+                tuple(key.items()) for key, k in zip(keys, known, strict=True) if k not in settled
+            ]
+        self._read_committed(unread, "that the flush writes with a version check, read once for it")
+
+    def _read_committed(self, keys: dict[str, list[tuple[tuple[str, dict], ...]]], why: str) -> None:
+        """Read the items as committed under ``keys`` (by table) that this transaction has not
+        read yet, strongly consistently, with one BatchGetItem per 100 (``why``: for the log)."""
+        unread: dict[str, dict[overlay.Key, tuple[tuple[str, dict], ...]]] = {}
+        for table, table_keys in keys.items():
+            names = self.tables.key_names(table)
+            for key in table_keys:
+                known = values.key_of(dict(key), names)
+                if (table, known) not in self._committed:
+                    unread.setdefault(table, {})[known] = key
         if not unread:
             return
-        log.info("BatchGetItem of %d items %s", len(unread), why)
-        found = batch.read_items(self.transport, table, [dict(key) for key in unread.values()])
-        self._committed.update(((table, k), None) for k in unread)
-        self._committed.update(((table, values.key_of(item, names)), item) for item in found)
+        log.info("BatchGetItem of %d items %s", sum(map(len, unread.values())), why)
+        found = batch.read_tables(
+            self.transport, {t: [dict(key) for key in k.values()] for t, k in unread.items()}
+        )
+        for table, items in found.items():
+            names = self.tables.key_names(table)
+            self._committed.update(((table, k), None) for k in unread[table])
+            self._committed.update(((table, values.key_of(item, names)), item) for item in items)
 
     def written(self, table: str) -> dict[overlay.Key, overlay.Item | None] | None:
         """The items of ``table`` this transaction wrote, by key, as they will be once committed
@@ -253,8 +302,15 @@ class Buffer:
             )
         keyed = {values.key_of(dict(w.key), self.tables.key_names(table)): w for w in held}
         updated = [w.key for w in keyed.values() if w.kind == "UPDATE"]
-        self._read_committed(table, updated, "this transaction updates, to show its reads their new values")
+        self._read_committed({table: updated}, "this transaction updates, to show its reads their new values")
         return {k: overlay.image(w, self._committed.get((table, k))) for k, w in keyed.items()}
+
+
+def _keys_by_table(held: list[writes.Write]) -> dict[str, list[tuple[tuple[str, Any], ...]]]:
+    keys: dict[str, list[tuple[tuple[str, Any], ...]]] = {}
+    for write in held:
+        keys.setdefault(write.table, []).append(write.key)
+    return keys
 
 
 def _table_of(action: writes.Write | dict[str, Any]) -> str | None:

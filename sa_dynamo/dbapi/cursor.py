@@ -75,6 +75,8 @@ class Cursor(Writes):
         # the rows' items were read a moment ago in this transaction and matched their WHERE:
         # they are held without reading them again (buffer.py)
         self.matched_by_read = False
+        # the ORM's flush: only the rows whose items it announced, versioned, are tested (buffer.py)
+        self.announced_only = False
         # a SELECT's WHERE as a test of an item: in a transaction, the items it wrote are tested
         # with it and laid over what DynamoDB returns (overlay.py)
         self.read_matches: Callable[[dict], bool] | None = None
@@ -134,7 +136,7 @@ class Cursor(Writes):
                 self._write_now(kind, operation, body)
             else:
                 (self.rowcount,) = self.connection.buffer.hold(
-                    kind, [(operation, body)], self.write_matches, self.matched_by_read
+                    kind, [(operation, body)], self.write_matches, self.matched_by_read, self.announced_only
                 )
         elif kind == "PUT":
             self.rowcount = self._put([body])

@@ -46,6 +46,7 @@ class Writes:
     count_only: bool
     write_matches: Sequence[Callable[[dict], bool]] | None
     matched_by_read: bool
+    announced_only: bool
     _pages: Pages
 
     def _execute_batch(self, kind: str, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
@@ -66,7 +67,11 @@ class Writes:
             self.rowcount = self._put(bodies)
         elif not self.connection.autocommit:
             counts = self.connection.buffer.hold(
-                kind, [(b["Statement"], b) for b in bodies], self.write_matches, self.matched_by_read
+                kind,
+                [(b["Statement"], b) for b in bodies],
+                self.write_matches,
+                self.matched_by_read,
+                self.announced_only,
             )
             self.rowcount = batch.total_rowcount(counts)
         else:

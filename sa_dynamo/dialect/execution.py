@@ -336,10 +336,17 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                 cursor.read_matches = self._item_test(compiled)
             elif not unit_of_work_flush(options):
                 # In a transaction each row's item is read and tested first: the rowcount is exact
-                # at once. The ORM's own flush of loaded objects keeps one call per commit and no read.
+                # at once. The ORM's own flush of loaded objects keeps one call per commit and reads
+                # only the items it checks the version of.
                 rows = range(len(self.compiled_parameters))
                 cursor.write_matches = [self._item_test(compiled, row) for row in rows]
                 cursor.matched_by_read = bool(options.get(MATCHED))
+            elif not cursor.connection.autocommit:
+                # Its versioned writes, announced before it (orm/version_checks.py), are tested
+                # on their items, all read by the first: StaleDataError comes at the flush.
+                rows = range(len(self.compiled_parameters))
+                cursor.write_matches = [self._item_test(compiled, row) for row in rows]
+                cursor.announced_only = True
         driver_filter = compiled.record.driver_filter
         cursor.item_filter = None
         if driver_filter is not None:

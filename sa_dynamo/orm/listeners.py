@@ -30,6 +30,7 @@ from . import (
     template_joins,
     template_queries,
     template_writes,
+    version_checks,
 )
 
 # (listener, what it adds), in the order they run for each ORM execution
@@ -91,6 +92,16 @@ MAPPER: tuple[tuple[str, Callable[..., Any], str], ...] = (
     ("refresh", attribute_bags.adopt_loaded, "a refreshed object's bag tracks its changes"),
 )
 
+# (event, listener, what it adds) on every Session
+SESSION: tuple[tuple[str, Callable[..., Any], str], ...] = (
+    (
+        "before_flush",
+        version_checks.announce_versioned_writes,
+        "version_id_col: the items of the flush's versioned writes, read at once by the first, so "
+        "that StaleDataError comes at the flush",
+    ),
+)
+
 # (event, listener, what it adds, listen() keywords) on every Engine
 ENGINE: tuple[tuple[str, Callable[..., Any], str, dict[str, Any]], ...] = (
     (
@@ -115,6 +126,9 @@ def register() -> None:
     for listener, _ in ORM_EXECUTE:
         if not event.contains(Session, "do_orm_execute", listener):
             event.listen(Session, "do_orm_execute", listener)
+    for name, listener, _ in SESSION:
+        if not event.contains(Session, name, listener):
+            event.listen(Session, name, listener)
     for name, listener, _ in MAPPER:
         if not event.contains(Mapper, name, listener):
             event.listen(Mapper, name, listener)
