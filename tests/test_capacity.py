@@ -3,6 +3,7 @@ Session while the block runs, against what the driver's transport saw DynamoDB a
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,10 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Table, insert, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 import sa_dynamo
 from sa_dynamo.dbapi.capacity import DATA_PLANE
+
+CONTROL_PLANE = frozenset({"DescribeTable", "ListTables", "CreateTable", "DeleteTable", "DescribeTimeToLive"})
 
 
 class Answers:
@@ -21,15 +24,23 @@ class Answers:
 
     def __init__(self, dbapi_connection: Any):
         self.requests = 0
-        self.write_units = 0.0
+        self.write_units = self.read_units = 0.0
+        self.not_asking: list[str] = []  # requests that did not ask for their consumed capacity
         self.transport = dbapi_connection.transport
         self.transport.observers.append(self.record)
 
     def record(self, operation: str, body: dict[str, Any], answer: Any) -> None:
+        if body.get("ReturnConsumedCapacity") != "INDEXES" and operation not in CONTROL_PLANE:
+            self.not_asking.append(operation)
         if operation in DATA_PLANE:
             self.requests += 1
-            for entry in answer.get("ConsumedCapacity") or []:  # only BatchWriteItem's, on Local
-                self.write_units += entry["CapacityUnits"]
+            # On Local: BatchWriteItem's, UpdateItem's and BatchGetItem's, no PartiQL request's
+            found = answer.get("ConsumedCapacity") or []
+            units = sum(entry["CapacityUnits"] for entry in ([found] if isinstance(found, dict) else found))
+            if operation == "BatchGetItem":
+                self.read_units += units
+            else:
+                self.write_units += units
 
     def stop(self) -> None:
         self.transport.observers.remove(self.record)
@@ -93,3 +104,46 @@ def test_a_session_s_total_holds_its_commits(engine: Any, items: Table) -> None:
     assert kinds == ["", "ExecuteTransaction", "ExecuteStatement"]  # the INSERT is held until the commit
     assert (used.statements, used.total.requests, used.total.rows, used.total.items) == (2, 2, 3, 3)
     assert used.total.requests == answers.requests
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Ticket(Base):
+    """Numbered by a counter (one UpdateItem per block of ids), a unique code kept by guards."""
+
+    __tablename__ = f"cost_ticket_{uuid.uuid4().hex[:8]}"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    code: Mapped[str] = mapped_column(unique=True)
+
+
+@pytest.fixture
+def tickets(engine: Any) -> Iterator[Any]:
+    Base.metadata.create_all(engine)
+    yield engine
+    Base.metadata.drop_all(engine)
+
+
+def test_an_autoincrement_block_and_a_moved_guard_s_read_are_counted(tickets: Any) -> None:
+    """The counter's UpdateItem (reported by DynamoDB Local: 1 WCU) is counted with the INSERT
+    it numbers, the read of the item whose unique value moves with the commit that moves it;
+    every request asks for its capacity."""
+    with Session(tickets) as session:
+        with sa_dynamo.capacity(session) as used:
+            answers = Answers(session.connection().connection.dbapi_connection)
+            session.add(Ticket(code="a"))
+            session.commit()
+            session.get(Ticket, 1).code = "b"
+            session.commit()
+        answers.stop()
+    assert answers.requests == 5  # UpdateItem, commit, GetItem's read, guards' read, commit
+    assert used.total.requests == answers.requests
+    assert (used.write_units, used.read_units) == (answers.write_units, answers.read_units) == (1.0, 1.0)
+    assert [record.operation for record in used.records if record.requests] == [
+        "",  # the INSERT, held for the commit, counts the block reserved to number it
+        "ExecuteTransaction",
+        "ExecuteStatement",
+        "ExecuteTransaction",  # with the guards' read: BatchGetItem, consistent, 1 RCU
+    ]
+    assert answers.not_asking == []

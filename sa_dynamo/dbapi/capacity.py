@@ -21,11 +21,19 @@ from .request import kind_of
 
 log = logging.getLogger("sa_dynamo.dbapi")
 
-# The requests that read or write items, each of which can report its consumed capacity.
+# The requests that read or write items, each of which can report its consumed capacity (an
+# UpdateItem: an autoincrement counter's block, counters.py).
 DATA_PLANE = frozenset(
-    {"ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction", "BatchWriteItem", "BatchGetItem"}
+    {
+        "ExecuteStatement",
+        "BatchExecuteStatement",
+        "ExecuteTransaction",
+        "BatchWriteItem",
+        "BatchGetItem",
+        "UpdateItem",
+    }
 )
-_WRITES = frozenset({"ExecuteTransaction", "BatchWriteItem"})
+_WRITES = frozenset({"ExecuteTransaction", "BatchWriteItem", "UpdateItem"})
 # The unknown kinds a statement's line names at most: a partition of 10,000 items of one
 # unknown kind is one line that names it once (paging.Discriminator).
 NAMED_KINDS = 3
@@ -103,6 +111,16 @@ class Consumed:
             self.reads[name] = self.reads.get(name, 0.0) + float(read)
         if write is not None:
             self.writes[name] = self.writes.get(name, 0.0) + float(write)
+
+    def include(self, other: Consumed) -> None:
+        """Count ``other``'s requests and units in this record too (requests sent for this
+        statement before it started, such as an autoincrement block's)."""
+        self.requests += other.requests
+        self.items += other.items
+        self.reported = self.reported or other.reported
+        self.reads = _summed(self.reads, other.reads)
+        self.writes = _summed(self.writes, other.writes)
+        self.milliseconds += other.milliseconds
 
     def __add__(self, other: Consumed) -> Consumed:
         return Consumed(

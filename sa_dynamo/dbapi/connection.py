@@ -49,13 +49,28 @@ class Connection:
         self.tables = Tables(transport, hide_parameters)
         self.buffer = Buffer(transport, self.tables, hide_parameters)
         self._recording: capacity.Consumed | None = None
+        # Requests sent outside any record (an autoincrement block reserved while SQLAlchemy
+        # prepares an INSERT): counted in the next statement's (``carried_into``).
+        self._carried: capacity.Consumed | None = None
         # What the last commit cost (an extension, as ``Cursor.consumed``): its ExecuteTransactions.
         self.consumed = capacity.Consumed()
         transport.observers.append(self._observe)
 
     def _observe(self, operation: str, body: dict[str, Any], answer: Any) -> None:
-        if self._recording is not None and operation in capacity.DATA_PLANE:
+        if operation not in capacity.DATA_PLANE:
+            return
+        if self._recording is None:
+            self._carried = self._carried or capacity.Consumed()
+            self._carried.add(operation, body, answer)
+        else:
             self._recording.add(operation, body, answer)
+
+    def carried_into(self, consumed: capacity.Consumed) -> None:
+        """Count in ``consumed`` (a statement's record, as it starts) the requests sent since the
+        last record for none: those made to prepare this statement."""
+        carried, self._carried = self._carried, None
+        if carried is not None:
+            consumed.include(carried)
 
     def recording(self, consumed: capacity.Consumed) -> _Recording:
         """Every data-plane request sent meanwhile is added to ``consumed`` (a cursor's record
@@ -91,7 +106,12 @@ class Connection:
     def commit(self) -> None:
         if self.closed:
             raise InterfaceError("connection is closed")
-        held, merged_away = self.buffer.take()
+        self.consumed = capacity.Consumed()
+        with self.recording(self.consumed):  # take() may read the items whose guards move
+            held, merged_away = self.buffer.take()
+        self.carried_into(self.consumed)
+        if held:  # the line of a commit is its ExecuteTransaction's, reads before it included
+            self.consumed.operation = "ExecuteTransaction"
         guards = sum(1 for pending in held if isinstance(pending.action, unique.GuardWrite))
         if len(held) > MAX_TRANSACTION_ACTIONS and (guards or not self.chunked_commit):
             counted = f" ({guards} of them guards of unique values)" if guards else ""
@@ -107,7 +127,6 @@ class Connection:
                 )
             )
         chunks = [held[i : i + MAX_TRANSACTION_ACTIONS] for i in range(0, len(held), MAX_TRANSACTION_ACTIONS)]
-        self.consumed = capacity.Consumed()
         with self.recording(self.consumed):
             for number, chunk in enumerate(chunks):
                 try:
@@ -116,8 +135,7 @@ class Connection:
                     if len(chunks) == 1:
                         raise
                     raise self._chunk_failed(error, chunks, number, merged_away) from None
-        if chunks:
-            capacity.report(self.consumed)
+        capacity.report(self.consumed)
 
     @staticmethod
     def _chunk_failed(

@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import control_plane
+from . import capacity, control_plane
 from .errors import Error, InterfaceError
 from .own_tables import COUNTERS_TABLE
 from .transport import Transport
@@ -127,14 +127,16 @@ class Counters:
         return value
 
     def _reserve(self, transport: Transport, table: str, column: str) -> int:
-        request = {
-            "TableName": COUNTERS_TABLE,
-            "Key": counter_key(table, column),
-            "UpdateExpression": "ADD #value :block",
-            "ExpressionAttributeNames": {"#value": "value"},
-            "ExpressionAttributeValues": {":block": {"N": str(self.block)}},
-            "ReturnValues": "UPDATED_NEW",
-        }
+        request = capacity.asking(
+            {
+                "TableName": COUNTERS_TABLE,
+                "Key": counter_key(table, column),
+                "UpdateExpression": "ADD #value :block",
+                "ExpressionAttributeNames": {"#value": "value"},
+                "ExpressionAttributeValues": {":block": {"N": str(self.block)}},
+                "ReturnValues": "UPDATED_NEW",
+            }
+        )
         try:
             answer = transport.send("UpdateItem", request)
         except Error as error:

@@ -244,6 +244,8 @@ class Cursor(Writes):
         self._pages = self._new_pages()
         found = source_of(operation) if operation else None
         self.consumed = capacity.Consumed(source="/".join(filter(None, found)) if found else "")
+        if sends:
+            self.connection.carried_into(self.consumed)
         self._unfinished = sends
 
     def _finish(self) -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from sa_dynamo import dbapi
 from sa_dynamo.dbapi import capacity
+from sa_dynamo.dbapi.counters import Counters, ensure_table
 from sa_dynamo.dbapi.paging import Discriminator
 
 from .support import Table
@@ -70,6 +71,10 @@ def workload(connect: Callable[..., dbapi.Connection], table: Table, transport: 
     update_matching(tx.cursor(), table, [("q", "1"), ("q", "2")])
     figures.append(tx.cursor().consumed)  # a fresh cursor's record is empty
     figures.append(tx.cursor().execute(table.insert_sql(["pk", "sk"]), ["r", "1"]).consumed)
+    # an autoincrement block (UpdateItem, 1 WCU on Local), counted with the statement it numbers
+    ensure_table(tx.transport)  # else the first transport's first UpdateItem finds no table
+    counter = Counters(block=1).next_value(tx.transport, table.name, "n")
+    figures.append(tx.cursor().execute(table.insert_sql(["pk", "sk", "n"]), ["r", "2", counter]).consumed)
     tx.commit()
     figures.append(tx.consumed)
     return [
@@ -112,6 +117,8 @@ def test_every_data_plane_request_asks_for_capacity_by_index_and_both_transports
     assert figures["http"] == figures["botocore"]
     reads, writes = figures["http"][3]["reads"], figures["http"][3]["writes"]
     assert (reads, writes) == ({}, {table_name: 2.0})  # the PUT's BatchWriteItem: 1 WCU an item
+    numbered = figures["http"][-2]
+    assert (numbered["requests"], numbered["writes"]) == (1, {"sa_dynamo_counters": 1.0})
 
 
 def test_a_batch_write_counts_write_units_of_the_table_and_each_index_apart(
