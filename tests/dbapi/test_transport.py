@@ -16,7 +16,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from support.faultproxy import FaultProxy
 
 from sa_dynamo import dbapi
-from sa_dynamo.dbapi.transport import TRANSPORTS
+from sa_dynamo.dbapi.transport import LOST_ANSWERS, TRANSPORTS
 from sa_dynamo.dbapi.transport.botocore import BotocoreTransport
 from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS, LOCAL_REGION
 from sa_dynamo.dbapi.transport.http import HTTPTransport
@@ -119,6 +119,39 @@ def test_an_answer_that_never_passes_its_checksum_is_an_error(
     with pytest.raises(dbapi.OperationalError, match="crc32"):
         cursor.execute(f'SELECT * FROM {table.ref} WHERE "pk" = ? AND "sk" = ?', ["a", "1"])
     assert proxy.counts.requests["ExecuteStatement"] == 2
+
+
+@pytest.mark.parametrize("mode", ["legacy", "standard"])
+def test_an_answer_cut_short_is_lost_and_never_taken_for_whole(
+    proxy: FaultProxy, table: Table, transport: str, mode: str
+) -> None:
+    """Half an answer, then a clean close: a page (its x-amz-crc32 fails too) and an error
+    (DynamoDB Local sends none with it) are asked for again, and are errors if no whole answer
+    comes, never an empty page or an error's JSON cut in two."""
+    cursor = through(proxy, transport, **attempts(2, mode)).cursor()
+    table.insert(cursor, {"pk": "a", "sk": "1", "v": "x"})
+    proxy.script("ExecuteStatement", "cut_short")
+    assert table.item(cursor, "a", "1") == {"pk": "a", "sk": "1", "v": "x"}
+    proxy.script("ExecuteStatement", "cut_short", "cut_short")
+    with pytest.raises(dbapi.OperationalError, match=r"Connection was closed before we received|crc32"):
+        table.item(cursor, "a", "1")
+    proxy.script("ExecuteStatement", "cut_short")  # a duplicate key's answer, cut and asked again
+    with pytest.raises(dbapi.IntegrityError, match="the stored item differs from this row"):
+        table.insert(cursor, {"pk": "a", "sk": "1", "v": "y"})
+    proxy.script("ExecuteStatement", "cut_short", "cut_short")
+    with pytest.raises(
+        dbapi.OperationalError, match=r"^connection to DynamoDB failed: Connection was closed"
+    ):
+        table.insert(cursor, {"pk": "a", "sk": "1", "v": "y"})
+    assert table.item(cursor, "a", "1") == {"pk": "a", "sk": "1", "v": "x"}
+
+
+def test_an_answer_says_how_many_attempts_before_it_lost_theirs(proxy: FaultProxy, transport: str) -> None:
+    """A reset or a 500 may hide a request that was applied; a throttle was a refusal."""
+    proxy.script("ListTables", "reset_after", "throttle", "server_error")
+    answer = through(proxy, transport, **attempts(4)).transport.send("ListTables", {"Limit": 1})
+    assert answer["ResponseMetadata"]["RetryAttempts"] == 3
+    assert answer["ResponseMetadata"][LOST_ANSWERS] == 2
 
 
 def test_a_cancelled_transaction_carries_its_reasons(endpoint_url: str, table: Table, transport: str) -> None:

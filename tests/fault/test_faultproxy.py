@@ -76,6 +76,23 @@ def test_a_reset_is_an_rst_on_a_kept_alive_connection(proxy):
         connection.close()
 
 
+def test_an_answer_cut_short_is_half_of_it_and_a_clean_close(proxy):
+    """Forwarded, then half its body sent under the whole Content-Length, and a FIN."""
+    headers = {"X-Amz-Target": "DynamoDB_20120810.ListTables", "Content-Type": "application/x-amz-json-1.0"}
+    proxy.script("ListTables", "cut_short")
+    connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=5)
+    try:
+        connection.request("POST", "/", b"{}", headers)
+        answer = connection.getresponse()
+        length = int(answer.getheader("Content-Length"))
+        with pytest.raises(http.client.IncompleteRead) as raised:
+            answer.read()
+        assert len(raised.value.partial) == length // 2
+    finally:
+        connection.close()
+    assert proxy.counts.forwarded == Counter({"ListTables": 1})
+
+
 def test_the_same_seed_gives_the_same_faults(endpoint_url):
     outcomes = []
     for _ in range(2):

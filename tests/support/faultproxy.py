@@ -36,8 +36,10 @@ LOOPBACK = "127.0.0.1"
 # its own and may precede any of them.
 FAULTS = ("throttle", "server_error", "reset_before", "reset_after")
 # Faults only a script gives: "delay" (forwarded late), "bad_checksum" (forwarded, and answered
-# with an x-amz-crc32 header that does not match the body, as a corrupted answer would be).
-SCRIPTED = ("delay", "bad_checksum")
+# with an x-amz-crc32 header that does not match the body, as a corrupted answer would be),
+# "cut_short" (forwarded, and half the answer sent before the connection is closed cleanly, as
+# a server or a middlebox that fails mid-answer leaves it).
+SCRIPTED = ("delay", "bad_checksum", "cut_short")
 # The answers the proxy gives instead of forwarding: (HTTP status, DynamoDB error code, message).
 _ANSWERS = {
     "throttle": (400, "ThrottlingException", "Rate of requests exceeds the allowed throughput."),
@@ -233,6 +235,8 @@ class FaultProxy:
                 wrong = str((zlib.crc32(payload) + 1) & 0xFFFFFFFF)
                 kept = [(name, value) for name, value in headers if name.lower() != "x-amz-crc32"]
                 handler.relay(status, [*kept, ("x-amz-crc32", wrong)], payload)
+            elif fault == "cut_short":
+                handler.relay(status, headers, payload, cut=len(payload) // 2)
             else:
                 handler.relay(status, headers, payload)
 
@@ -315,14 +319,20 @@ class _Handler(BaseHTTPRequestHandler):
         ]
         self.relay(status, headers, payload.encode())
 
-    def relay(self, status: int, headers: list[tuple[str, str]], payload: bytes) -> None:
+    def relay(
+        self, status: int, headers: list[tuple[str, str]], payload: bytes, cut: int | None = None
+    ) -> None:
+        """Answer with ``payload``; or, ``cut``, only its first bytes under a Content-Length that
+        announces them all, then close the connection (a FIN: no error for the client to see)."""
         self.send_response_only(status)
         for name, value in headers:
             if name.lower() not in _FRAMING:
                 self.send_header(name, value)
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
-        self.wfile.write(payload)
+        self.wfile.write(payload if cut is None else payload[:cut])
+        if cut is not None:
+            self.close_connection = True
 
     def reset(self) -> None:
         """Drop the connection without answering: SO_LINGER 0 makes the close an RST."""

@@ -15,8 +15,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from ..errors import translate
-from . import botocore_wire, shared
+from . import botocore_attempts, botocore_wire, shared
 from .base import Sending
 from .endpoint import listening_check, loopback_defaults
 
@@ -49,11 +51,33 @@ class BotocoreTransport(Sending):
         self.pause = pause
         self._close = close  # how the driver lets go of a client it made; None: the caller's
         meta = getattr(client, "meta", None)
+        self._url = ""
         if meta is not None:
             self.where = f"in region {meta.region_name} at {meta.endpoint_url}"
+            self._url = meta.endpoint_url.rstrip("/") + "/"  # as botocore names it in its errors
         botocore_wire.register(client)
+        botocore_attempts.register(client)
+        self._retries = botocore_attempts.retries_of(client)
 
     def _request(self, operation: str, body: dict[str, Any], wire: bool) -> dict[str, Any]:
+        """The client's answer, or its exception; one for an answer that arrived cut short or
+        corrupted, which the client would take for whole (botocore_attempts.py)."""
+        with botocore_attempts.watched(self._url, self._retries) as attempts:
+            try:
+                answer = self._call(operation, body, wire)
+            except ClientError as refused:
+                damaged = attempts.last_failure()
+                if damaged is not None:
+                    raise damaged from None
+                attempts.note_lost(refused.response)
+                raise
+        damaged = attempts.last_failure()
+        if damaged is not None:
+            raise damaged
+        attempts.note_lost(answer)
+        return answer
+
+    def _call(self, operation: str, body: dict[str, Any], wire: bool) -> dict[str, Any]:
         call = getattr(self.client, _method(operation))
         with botocore_wire.wire_items(wire):
             if not self.encode_bodies:

@@ -100,7 +100,7 @@ def wire_items(wanted: bool = True) -> Iterator[None]:
 def take_wire_items(
     response_dict: dict[str, Any], customized_response_dict: dict[str, Any], **_: Any
 ) -> None:
-    """botocore's ``before-parse`` hook for ExecuteStatement: inside ``wire_items()``, take the
+    """Before botocore parses an ExecuteStatement answer: inside ``wire_items()``, take the
     Items of a successful response as DynamoDB's JSON and leave botocore the rest to parse.
 
     The page is read once, by ``json.loads`` and ``values.deserialize_wire``, with the results
@@ -121,11 +121,9 @@ def take_wire_items(
 
 
 def register(client: Any) -> None:
-    """Hook both fast paths into a botocore client (a stand-in without botocore's event system
-    is left as it is)."""
+    """Hook the encoded bodies into a botocore client (a stand-in without botocore's event
+    system is left as it is); ``take_wire_items`` is called by botocore_attempts.py's hook, once
+    it has found the answer whole."""
     events = getattr(getattr(client, "meta", None), "events", None)
     if events is not None:
         events.register("before-call.dynamodb", put_encoded_body, unique_id="sa_dynamo-encoded-body")
-        events.register(
-            "before-parse.dynamodb.ExecuteStatement", take_wire_items, unique_id="sa_dynamo-wire-items"
-        )

@@ -81,3 +81,11 @@ class Retries:
                 model=self._service.operation_model(operation),
                 context=context,
             )
+
+
+def refused(failure: Exception) -> bool:
+    """Whether a failed attempt was refused by DynamoDB (a 4xx: throttled, say), not lost: a lost
+    connection, a time-out, a 5xx or a corrupted answer may hide a request that was applied."""
+    if not isinstance(failure, ClientError):
+        return False
+    return failure.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) < 500

@@ -36,10 +36,10 @@ from botocore.utils import get_environ_proxies
 from botocore.validate import ParamValidator
 
 from ..errors import NotSupportedError
-from . import shared, sigv4, wire
+from . import LOST_ANSWERS, shared, sigv4, wire
 from .base import Sending
 from .botocore import client
-from .retries import Answered, Retries
+from .retries import Answered, Retries, refused
 
 log = logging.getLogger("sa_dynamo.dbapi")
 
@@ -215,7 +215,7 @@ class SignedTransport(Sending):
     def _request(self, operation: str, body: dict[str, Any], wire_items: bool) -> dict[str, Any]:
         route = self.route
         payload = route.encode(operation, body)
-        attempt, context = 0, {}
+        attempt, context, lost = 0, {}, 0
         while True:
             attempt += 1
             headers = route.headers(operation, payload, self._frozen_credentials())
@@ -228,10 +228,14 @@ class SignedTransport(Sending):
                 outcome = route.answer(operation, *answered, wire_items, attempt)
                 if not isinstance(outcome, Exception):
                     route.retries.succeeded(operation, answered, outcome, context)
+                    outcome["ResponseMetadata"][LOST_ANSWERS] = lost
                     return outcome
             wait = route.retries.wait(operation, attempt, outcome, answered, context)
             if wait is None:
+                if isinstance(outcome, ClientError):
+                    outcome.response["ResponseMetadata"][LOST_ANSWERS] = lost
                 raise outcome
+            lost += not refused(outcome)
             log.debug(
                 "%s attempt %d failed (%s): sent again in %.3f s", operation, attempt, _what(outcome), wait
             )
