@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import capacity
+from . import capacity, lost_answers
 from . import statement as stmt
 from .errors import (
     CONDITION_FAILED,
@@ -51,24 +51,41 @@ NOT_OURS = "(the request was resent after its answer was lost, and the stored it
 
 
 def write_now(
-    transport: Transport, kind: str, body: dict[str, Any], write: Write | None
+    transport: Transport, kind: str, body: dict[str, Any], write: Write | None, hidden: bool = False
 ) -> dict[str, Any] | int:
     """One write of an AUTOCOMMIT connection (``write``: what Tables.checked found it writes),
-    sent at once: DynamoDB's answer, or
-    the rowcount an error decides: 0 when an UPDATE's or DELETE's condition failed (SQL: the
-    WHERE matched no row), 1 when an attempt whose answer was lost wrote what this INSERT writes."""
+    sent at once: DynamoDB's answer, or the rowcount an error decides: 0 when an UPDATE's or
+    DELETE's condition failed (SQL: the WHERE matched no row), 1 when an attempt whose answer
+    was lost wrote what this INSERT writes, or this UPDATE sets (lost_answers.py). Where a lost
+    answer leaves the outcome unknown, an OperationalError whose ``outcome_unknown`` is True."""
     try:
-        return transport.send("ExecuteStatement", capacity.asking(body))
+        response = transport.send("ExecuteStatement", capacity.asking(body))
     except Error as error:
         if error.code == CONDITION_FAILED and kind in ("UPDATE", "DELETE"):
-            return 0
+            if not lost_answers.lost_before(error.response):
+                return 0
+            if kind == "UPDATE" and write is not None:
+                (item,) = stored(transport, [write])
+                if lost_answers.holds_what_it_sets(item, write):
+                    return 1
+            raise lost_answers.resent_and_unmatched(error, kind, write, hidden) from None
         if error.code in DUPLICATE_CODES and write is not None and resent(error.response):
             # An attempt whose answer was lost may have written the item: it is ours if it
             # holds exactly what this INSERT writes (as for a batch, stored_as_sent).
             if stored_as_sent(transport, [write]) == [True]:
                 return 1
             error.args = (f"{error.args[0]} {NOT_OURS}",)
+        if error.unanswered:
+            raise lost_answers.unanswered(error, kind, write, hidden) from None
         raise
+    if (
+        kind == "DELETE"
+        and not response.get("Items")
+        and stmt.has_returning(body["Statement"])
+        and lost_answers.lost_before(response)
+    ):
+        raise lost_answers.resent_and_unmatched(None, kind, write, hidden)
+    return response
 
 
 def total_rowcount(counts: list[int]) -> int:
@@ -91,6 +108,9 @@ class Outcome:
     # Rows that reported a duplicate after a resend, while their items are read back: an
     # earlier attempt may have applied them, whatever stops the reading.
     resolving: set[int] = field(default_factory=set)
+    # Rows answered that nothing shows applied or not: an UPDATE or DELETE that matched nothing
+    # when sent again after a lost answer (lost_answers.py), row -> why.
+    unknown: dict[int, str] = field(default_factory=dict)
 
     def cut_off(self, error: Error, chunks: list[list[int]], failed: int) -> Error:
         """The error of a call that failed outright: the rows of earlier calls as answered, the
@@ -101,11 +121,20 @@ class Outcome:
         unknown = [row for row in in_flight if error.unanswered or row in self.resolving]
         unapplied = [*self.failures, *later, *(row for row in in_flight if row not in unknown)]
         error.args = (f"an AUTOCOMMIT executemany of {self.rows} rows stopped: {error.args[0]}",)
-        return report_partial(error, list(self.counts), unapplied, unknown)
+        return report_partial(error, list(self.counts), unapplied, [*self.unknown, *unknown])
 
     def failed(self, missing_table: str) -> Error:
-        """The error for rows DynamoDB refused, all other rows having been applied
-        (``missing_table``: what to say when every row names a table that does not exist)."""
+        """The error for rows DynamoDB refused, or whose outcome a lost answer left unknown, all
+        other rows having been applied (``missing_table``: what to say when every row names a
+        table that does not exist)."""
+        if not self.failures:
+            unknown = sorted(self.unknown.items())
+            detail = "; ".join(f"row {row}: {why}" for row, why in unknown[:10])
+            error = OperationalError(
+                f"{len(unknown)} of {self.rows} batched statements have an unknown outcome and the "
+                f"others were applied: {detail}"
+            )
+            return report_partial(error, list(self.counts), [], list(self.unknown))
         failures = sorted(self.failures.items())
         _, (code, message) = failures[0]
         detail = "; ".join(f"row {row}: {c}: {m}" for row, (c, m) in failures[:10])
@@ -122,7 +151,7 @@ class Outcome:
             f"{len(failures)} of {self.rows} batched statements failed and {others}: {detail}{more}",
             code=code,
         )
-        return report_partial(error, list(self.counts), list(self.failures), [])
+        return report_partial(error, list(self.counts), list(self.failures), list(self.unknown))
 
 
 def chunks_of(writes: list[Write | None]) -> list[list[int]]:
@@ -160,7 +189,7 @@ def execute(
         except Error as cut_off:
             error = outcome.cut_off(cut_off, chunks, number)
             break
-    if error is None and outcome.failures:
+    if error is None and (outcome.failures or outcome.unknown):
         error = outcome.failed(missing_table(stmt.tables({"Statements": bodies}), transport.where))
     return total_rowcount(list(outcome.counts.values())), error
 
@@ -174,38 +203,66 @@ def _batch(
     outcome: Outcome,
 ) -> None:
     """Send one call's rows, retrying throttled statements, and record each row's outcome. An
-    INSERT that reports a duplicate key after a resend succeeded if its item is stored as sent."""
-    for again, answers in _answered(transport, bodies, rows):
+    INSERT that reports a duplicate key after a resend succeeded if its item is stored as sent;
+    an UPDATE or DELETE that matches nothing after a lost answer is resolved by lost_answers.py."""
+    for again, answers, unseen in _answered(transport, bodies, rows):
         duplicates: dict[int, str] = {}
+        unmatched: list[int] = []
         for row, answer in answers:
             if "Error" not in answer:
-                outcome.counts[row] = _batch_rowcount(kind, bodies[row]["Statement"], answer)
+                count = _batch_rowcount(kind, bodies[row]["Statement"], answer)
+                if count == 0 and row in unseen:  # a DELETE ... RETURNING found no item
+                    unmatched.append(row)
+                else:
+                    outcome.counts[row] = count
                 continue
             code, message = answer["Error"].get("Code", ""), answer["Error"].get("Message", "")
             if code == "ConditionalCheckFailed" and kind in ("UPDATE", "DELETE"):
-                outcome.counts[row] = 0  # SQL: the WHERE matched no row
+                if row in unseen:
+                    unmatched.append(row)
+                else:
+                    outcome.counts[row] = 0  # SQL: the WHERE matched no row
             elif code in DUPLICATE_CODES and kind == "INSERT" and again and writes[row] is not None:
                 duplicates[row] = message
             else:
                 outcome.failures[row] = (code, message)
+        outcome.resolving = {*duplicates, *unmatched}
         if duplicates:
-            outcome.resolving = set(duplicates)
             ours = stored_as_sent(transport, [writes[row] for row in duplicates])
-            outcome.resolving = set()
             for (row, message), written in zip(duplicates.items(), ours, strict=True):
                 if written:
                     outcome.counts[row] = 1
                 else:
                     outcome.failures[row] = ("DuplicateItem", f"{message} {NOT_OURS}")
+        if unmatched:
+            _resolve_unmatched(transport, kind, writes, unmatched, outcome)
+        outcome.resolving = set()
+
+
+def _resolve_unmatched(
+    transport: Transport, kind: str, writes: list[Write | None], rows: list[int], outcome: Outcome
+) -> None:
+    """Rows that matched nothing when sent again after a lost answer: an UPDATE whose item
+    holds what it sets counts 1, any other is of unknown outcome."""
+    checked = [row for row in rows if kind == "UPDATE" and writes[row] is not None]
+    items = dict(zip(checked, stored(transport, [writes[row] for row in checked]), strict=True))
+    for row in rows:
+        write = writes[row]
+        if row in items and write is not None and lost_answers.holds_what_it_sets(items[row], write):
+            outcome.counts[row] = 1
+        else:
+            outcome.unknown[row] = lost_answers.unmatched_after_resend(kind)
 
 
 def _answered(
     transport: Transport, bodies: list[dict[str, Any]], rows: list[int]
-) -> Iterator[tuple[bool, list[tuple[int, dict[str, Any]]]]]:
+) -> Iterator[tuple[bool, list[tuple[int, dict[str, Any]]], set[int]]]:
     """Send the statements of ``rows`` in one BatchExecuteStatement and yield, per attempt,
-    whether it may repeat an earlier one, and each row's answer; throttled statements are
+    whether it may repeat an earlier one, each row's answer, and the rows that were in a request
+    whose answer was lost (DynamoDB may have applied them unseen); throttled statements are
     resent with backoff and answered by a later attempt (the last one answers them all)."""
     pending = rows
+    unseen: set[int] = set()
     for attempt in range(_BATCH_ATTEMPTS):
         if attempt:
             _pause(transport, attempt)
@@ -215,6 +272,8 @@ def _answered(
         # botocore resends a request whose answer was lost (a reset, a 500) and so do we for
         # throttled statements: an unseen attempt may have applied a statement.
         again = attempt > 0 or resent(response)
+        if lost_answers.lost_before(response):
+            unseen.update(pending)
         answers, throttled = [], []
         for row, answer in zip(pending, response.get("Responses", []), strict=True):
             code = answer.get("Error", {}).get("Code")
@@ -222,7 +281,7 @@ def _answered(
                 throttled.append(row)
             else:
                 answers.append((row, answer))
-        yield again, answers
+        yield again, answers, unseen
         pending = throttled
         if not pending:
             return
@@ -264,15 +323,10 @@ def stored_as_sent(transport: Transport, writes: list[Write]) -> list[bool]:
     the stored item can tell whether an earlier attempt wrote it: if it holds exactly this row's
     attributes, the INSERT counts as done (an identical item written by someone else in that
     window cannot be told apart, and leaves the same table). Anything else stays a duplicate."""
-    keys: dict[str, list[dict[str, Any]]] = {}
-    for write in writes:
-        keys.setdefault(write.table, []).append(dict(write.key))
-    stored = [
-        (table, deserialize_item(item))
-        for table, items in read_tables(transport, keys).items()
-        for item in items
+    written = [
+        item == deserialize_item(write.values)
+        for item, write in zip(stored(transport, writes), writes, strict=True)
     ]
-    written = [(write.table, deserialize_item(write.values)) in stored for write in writes]
     if any(written):
         log.info(
             "%d of %d INSERTs that reported a duplicate key after a resend found their item stored "
@@ -281,6 +335,20 @@ def stored_as_sent(transport: Transport, writes: list[Write]) -> list[bool]:
             len(writes),
         )
     return written
+
+
+def stored(transport: Transport, writes: list[Write]) -> list[dict[str, Any] | None]:
+    """The item of each write as stored now (Python values; None where there is none), read
+    strongly consistently."""
+    keys: dict[str, list[dict[str, Any]]] = {}
+    for write in writes:
+        keys.setdefault(write.table, []).append(dict(write.key))
+    found: dict[tuple[str, tuple], dict[str, Any]] = {}
+    for table, items in read_tables(transport, keys).items():
+        names = list(keys[table][0])
+        for item in items:
+            found[table, key_of(item, names)] = deserialize_item(item)
+    return [found.get((write.table, key_of(dict(write.key), [n for n, _ in write.key]))) for write in writes]
 
 
 def read_items(transport: Transport, table: str, keys: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -117,7 +117,7 @@ class Writes:
         if write is not None and connection.tables.unique(write.table):
             self.rowcount = self._write_guarded(kind, [(operation, body)])
             return
-        response = batch.write_now(connection.transport, kind, body, write)
+        response = batch.write_now(connection.transport, kind, body, write, connection.hide_parameters)
         if isinstance(response, int):  # the rowcount an error decided
             self.rowcount = response
             return

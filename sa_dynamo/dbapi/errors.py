@@ -39,7 +39,8 @@ class Error(Exception):
         self.response = response or {}
         # For a failed commit: the statements sent, in the order of the CancellationReasons.
         self.statements: list[dict[str, Any]] = []
-        # For a failed commit: True when no answer says whether DynamoDB applied it.
+        # True when no answer says whether DynamoDB applied the write (a commit, one AUTOCOMMIT
+        # write) or some of the writes (``unknown`` below).
         self.outcome_unknown = False
         # For writes that are not atomic together (an AUTOCOMMIT executemany, a chunked commit)
         # and failed partway: the rows (indexes) applied, not applied, and of unknown outcome.
@@ -144,6 +145,7 @@ def report_partial(
     data (``applied``, ``unapplied``, ``unknown``) and at the end of its message, so that a
     caller can resume exactly where it stopped."""
     error.applied, error.unapplied, error.unknown = sorted(applied), sorted(unapplied), sorted(unknown)
+    error.outcome_unknown = error.outcome_unknown or bool(unknown)
     parts = [f"applied: {row_ranges(applied, noun)}", f"not applied: {row_ranges(unapplied, noun)}"]
     if unknown:
         parts.append(
