@@ -25,7 +25,7 @@ from . import capacity_warning, item_sample, sending
 from .client_side import foreign_keys
 from .client_side.steps import computed
 from .compiler import DynamoDBCompiler, DynamoDBIdentifierPreparer
-from .ddl import DynamoDBDDLCompiler
+from .ddl import DynamoDBDDLCompiler, check_before_create
 from .execution import SCAN_POLICIES, DynamoDBExecutionContext
 from .options import EXPLAIN, index_from_execution_options
 from .table_reflection import Reflection
@@ -191,6 +191,8 @@ class DynamoDBDialect(Reflection, default.DefaultDialect):
         engine.dialect.hide_parameters = engine.hide_parameters
         engine.dialect.pool_capacity = sqlalchemy_private.pool_capacity(engine.pool)
         event.listen(engine, "before_execute", index_from_execution_options, retval=True)
+        if not event.contains(MetaData, "before_create", check_before_create):
+            event.listen(MetaData, "before_create", check_before_create)
 
     @classmethod
     def import_dbapi(cls) -> Any:

@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import CheckConstraint, Index, Table, UniqueConstraint
 from sqlalchemy.exc import CompileError
+from sqlalchemy.schema import CreateTable
 from sqlalchemy.sql import compiler
 
 from ..dbapi import guard_names, guard_upkeep, own_tables
@@ -221,6 +222,15 @@ def autoincrement_counter(table: Table) -> tuple[str, str] | None:
     Integer primary key alone, SQLAlchemy's ``autoincrement="auto"``): dbapi/counters.py."""
     column = table.autoincrement_column
     return None if column is None else (table.name, column.name)
+
+
+def check_before_create(metadata: Any, connection: Any, tables: Any = (), **kw: Any) -> None:
+    """MetaData's ``before_create``: compile every table's CreateTable before the first is sent, so
+    that create_all() refusing one table (a foreign key's action, a check constraint...) has
+    created none of the others."""
+    if connection.dialect.name == "dynamodb":
+        for table in tables:
+            CreateTable(table).compile(dialect=connection.dialect)
 
 
 def render_call(operation: str, request: dict[str, Any]) -> str:
