@@ -23,6 +23,7 @@ from sqlalchemy.orm import (
     relationship,
     scoped_session,
     sessionmaker,
+    subqueryload,
 )
 
 import sa_dynamo
@@ -85,6 +86,16 @@ def test_a_many_to_many_load_is_refused_naming_the_relationship(engine, tables):
     )
     assert f"read the rows of {link.name} by {link.name}.team_id (its partition key, or index=True" in message
     assert "then each Hero by its key with session.get()" in message
+
+
+def test_a_many_to_many_subqueryload_is_refused_without_an_anonymous_name(engine, tables):
+    """The ORM's subquery is anonymous until compiled: the refusal names what it is, no placeholder."""
+    with Session(engine) as session, pytest.raises(CompileError) as refused:
+        session.scalars(select(Team).where(Team.id == 1).options(subqueryload(Team.heroes))).all()
+    assert str(refused.value).startswith(
+        f"relationship Team.heroes cannot be loaded: it goes through the link table {link.name} (DynamoDB "
+        "PartiQL cannot express a column of a subquery: select columns of the table itself); read the rows"
+    )
 
 
 def test_check_takes_a_sqlmodel_shaped_base_and_lists_its_many_to_many_relationships(engine, tables):

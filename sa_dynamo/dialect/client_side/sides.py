@@ -15,7 +15,7 @@ from sqlalchemy.sql.selectable import Join, TableClause
 
 from ...exc import refuse
 from ...sqlalchemy_private import plain
-from ..compiler.normal_form import table_of, terms_of
+from ..compiler.normal_form import described, table_of, terms_of
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def sides_of(froms: list[Any]) -> list[Side]:
             )
         if not isinstance(table, Table):
             refuse(
-                f"a JOIN with {type(table).__name__.lower()} {getattr(table, 'name', '')}".rstrip(),
+                f"a JOIN with a {described(table)}",
                 "join tables (run a subquery as its own statement and pass its rows as parameters)",
             )
         sides.append(Side(len(sides), plain(source), table, join, on))

@@ -138,6 +138,16 @@ def table_of(from_: Any) -> Any:
     return from_
 
 
+def described(from_: Any) -> str:
+    """A FROM that is not a table as a message names it: its kind, then its name unless it is
+    anonymous (the ORM's subqueries are named only when compiled)."""
+    kind = {"fromgrouping": "parenthesised join"}.get(
+        type(from_).__name__.lower(), type(from_).__name__.lower()
+    )
+    name = getattr(from_, "name", None)
+    return kind if not isinstance(name, str) or "%(" in name else f"{kind} {name}"
+
+
 def attribute_first(term: Any) -> Any:
     """``? = "pk"`` (as relationship loaders write it) as ``"pk" = ?``, so it can be a key condition."""
     if (

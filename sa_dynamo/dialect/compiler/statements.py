@@ -23,7 +23,7 @@ from ..client_side.single_read import ClientSideReads
 from ..types import JSONElementAs
 from .conditions import PATHS, Conditions
 from .expressions import Expressions
-from .normal_form import attribute_first, condition, is_json_element, negated, table_of
+from .normal_form import attribute_first, condition, described, is_json_element, negated, table_of
 from .record import Record
 from .selects import Selects
 from .templates import operator_count
@@ -154,7 +154,7 @@ class DynamoDBCompiler(SQLCompiler):
         table = column.table
         if not column.is_literal and table is not None and not isinstance(table_of(table), Table):
             refuse(
-                f"a column of {type(table).__name__.lower()} {getattr(table, 'name', '')}",
+                f"a column of a {described(table)}",
                 "select columns of the table itself",
             )
         return super().visit_column(column, include_table=False, **kw)
