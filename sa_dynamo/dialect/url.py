@@ -4,6 +4,7 @@ says what to write."""
 
 from __future__ import annotations
 
+import difflib
 import math
 from typing import Any
 
@@ -127,11 +128,18 @@ def no_sqlite_arguments(cparams: dict[str, Any]) -> None:
 def connect_args(url: Any) -> tuple[list, dict[str, Any]]:
     """``create_connect_args`` of ``dynamodb://``: the boto3 client's settings from the URL."""
     query = dict(url.query)
-    unknown = set(query) - {"region_name", "endpoint_url", "profile_name", "transport", *CLIENT_OPTIONS}
+    accepted = ("region_name", "endpoint_url", "profile_name", "transport", *CLIENT_OPTIONS)
+    unknown = sorted(set(query) - set(accepted))
     if unknown:
-        raise ValueError(
-            f"unknown URL parameter(s) {', '.join(sorted(unknown))}: dynamodb:// accepts "
-            f"region_name, endpoint_url, profile_name, transport, {', '.join(CLIENT_OPTIONS)}"
+        meant = [
+            f"{name}= for {given}="
+            for given in unknown
+            for name in difflib.get_close_matches(given, accepted, 1)
+        ]
+        raise ArgumentError(
+            f"unknown URL parameter(s) {', '.join(unknown)}: "
+            + (f"write {', '.join(meant)}; " if meant else "")
+            + f"dynamodb:// accepts {', '.join(accepted)}"
         )
     repeated = sorted(name for name, value in query.items() if isinstance(value, tuple))
     if repeated:

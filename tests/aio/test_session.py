@@ -149,7 +149,7 @@ async def test_the_url_configures_the_asyncio_transports_as_it_configures_the_sy
         assert signed_by(f"{proxy.endpoint_url}/", headers, body, "AKIDEXAMPLE", "se@cret", "eu-west-1")
     with pytest.raises(ArgumentError, match=r"dynamodb\+aiolocal:// starts its own server"):
         create_async_engine("dynamodb+aiolocal://localhost:8000")
-    with pytest.raises(ValueError, match="unknown URL parameter"):
+    with pytest.raises(ArgumentError, match="unknown URL parameter"):
         create_async_engine(f"dynamodb+aiobotocore://{endpoint_url.removeprefix('http://')}?regoin_name=x")
 
 

@@ -39,9 +39,15 @@ def test_connect_arguments(url, expected):
     assert engine.dialect.create_connect_args(engine.url) == ([], expected)
 
 
-def test_unknown_url_parameters_are_refused():
-    with pytest.raises(ValueError, match=r"unknown URL parameter\(s\) regoin_name"):
-        create_engine("dynamodb://?regoin_name=x")
+def test_unknown_url_parameters_are_refused_naming_the_one_meant():
+    with pytest.raises(
+        ArgumentError, match=r"unknown URL parameter\(s\) region: write region_name= for region=;"
+    ):
+        create_engine("dynamodb://?region=x")
+    with pytest.raises(
+        ArgumentError, match=r"unknown URL parameter\(s\) zone: dynamodb:// accepts region_name,"
+    ):
+        create_engine("dynamodb://?zone=x")
 
 
 def test_local_url_starts_nothing_until_the_first_connect(monkeypatch):
