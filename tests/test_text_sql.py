@@ -60,6 +60,15 @@ def test_text_the_compiler_would_refuse_is_refused(engine, orders):
         conn.execute(text(f"SELECT pk, n FROM {orders.name} GROUP BY pk"))  # n neither grouped nor counted
 
 
+def test_an_arithmetic_set_in_text_is_refused_with_advice_for_the_write(engine, orders, sent):
+    with (
+        engine.connect() as conn,
+        pytest.raises(TranslationError, match=r"^SET n to an arithmetic expression"),
+    ):
+        conn.execute(text(f"UPDATE {orders.name} SET n = n + 1 WHERE pk = 'C#1' AND sk = 'ORDER#1'"))
+    assert not any(statement.startswith("UPDATE") for statement in sent)
+
+
 def test_raw_scans_obey_the_scan_guard_and_send_nothing(engine, orders, sent):
     with engine.connect().execution_options(dynamodb_scan="error") as conn:
         with pytest.raises(ScanNotAllowed):

@@ -257,10 +257,6 @@ def test_none_values_become_absent_attributes():
         (select(literal_column("1")), "a SELECT without a table"),
         (items.update().where(items.c.pk == "a", items.c.sk == "b").values(sk="c"), 'key attribute "sk"'),
         (
-            items.update().where(items.c.pk == "a", items.c.sk == "b").values(n=items.c.n + 1),
-            "the operator add",
-        ),
-        (
             items.insert().values([{"pk": "a", "sk": "b"}, {"pk": "c", "sk": "d"}]),
             "a multi-row VALUES clause",
         ),
@@ -286,6 +282,24 @@ def test_an_empty_in_list_is_the_constant_sql_says_it_is():
     assert (
         empty_lists_decided(expanded.statement)
         == 'SELECT "pk" FROM "items" WHERE "pk" = ? AND (1 = 2 OR 1 = 1)'
+    )
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        items.update().where(items.c.pk == "a", items.c.sk == "b").values(n=items.c.n + 1),
+        items.update().where(items.c.name == "x").values(n=2 * items.c.n),
+    ],
+)
+def test_an_arithmetic_set_is_refused_with_what_to_do_instead(statement):
+    """Not as a filter's operator: the advice is for the write."""
+    with pytest.raises(CompileError) as raised:
+        partiql(statement)
+    assert str(raised.value) == (
+        "SET n to an arithmetic expression is not supported yet (sa_dynamo writes values only): read n "
+        "and write the result (select it, then update(...).values(n=new_value)), or change the attribute "
+        "of the ORM object and commit"
     )
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.sql import operators
+from sqlalchemy.exc import CompileError
+from sqlalchemy.sql import elements, operators
 from sqlalchemy.sql.schema import Table
 
 from ...constructs import Upsert
@@ -16,6 +17,7 @@ from ...sqlalchemy_private import (
     dml_compile_state,
     dml_extras,
     dml_mapper,
+    dml_values,
     placeholder,
     where_criteria,
 )
@@ -26,6 +28,20 @@ from ..client_side.semi_joins import has_semi_join
 from ..key_schema import key_schema
 from .normal_form import is_on
 from .templates import DMLTemplate, Entry
+
+ARITHMETIC = {operators.add, operators.sub, operators.mul, operators.truediv, operators.mod}
+
+
+def refuse_arithmetic(stmt: Any) -> None:
+    """``SET n = n + 1`` is not written yet (its operator would be refused as a filter's)."""
+    for key, value in dml_values(stmt).items():
+        if isinstance(value, elements.BinaryExpression) and value.operator in ARITHMETIC:
+            name = getattr(key, "name", key)
+            raise CompileError(
+                f"SET {name} to an arithmetic expression is not supported yet (sa_dynamo writes values "
+                f"only): read {name} and write the result (select it, then "
+                f"update(...).values({name}=new_value)), or change the attribute of the ORM object and commit"
+            )
 
 
 class Writes:
@@ -61,6 +77,7 @@ class Writes:
         """The entries written, which one is an attribute bag (expanded at execution, where
         the names it holds are checked against the table's columns: ``_template``), and the
         columns written with their parameters' names."""
+        refuse_arithmetic(stmt)
         params = crud_params(self.compiler, stmt, compile_state, **kw)
         if params.all_multi_params:
             refuse("a multi-row VALUES clause", "pass a list of dicts to execute() (executemany)")
