@@ -60,27 +60,35 @@ def message(
         f"this read of {plan.source} handed out {consumed.rows} rows of the {consumed.items} items "
         f"DynamoDB returned in {requests}, and billed"
     )
-    if consumed.skipped and discriminator is not None:
+    # The cause that dropped the most items is named (a LIMIT past most of a page, not the few
+    # items of other kinds before it); SQL applies them in this order: kinds, OFFSET, LIMIT.
+    dropped = consumed.items - consumed.rows
+    filtered = consumed.filtered if plan.driver_filter else 0
+    by_kind = consumed.skipped + filtered if discriminator is not None else 0
+    by_offset = min(offset, dropped - by_kind)
+    by_limit = dropped - by_kind - by_offset if limit is not None else 0
+    most = max(by_kind, by_offset, by_limit)
+    if most and by_kind == most and consumed.skipped >= filtered:
         return (
             f"{head}: {consumed.skipped} were of kinds no mapped class loads, dropped on the client by "
             f"their discriminator {discriminator!r}. {kind_advice(plan, discriminator)} (DynamoDB's "
             "own discriminator filter, dynamodb_discriminator_filter, returns fewer of them but reads "
             "and bills them all)"
         )
-    if consumed.filtered and plan.driver_filter and discriminator is not None:
+    if most and by_kind == most:
         return (
             f"{head}: {consumed.filtered} were of other kinds, discarded by the driver's filter "
             f"{plan.driver_filter} (applied after reading while this warning is on; sent to "
             f"DynamoDB, it reads and bills them all the same). {kind_advice(plan, discriminator)}"
         )
-    if offset:
+    if most and by_offset == most:
         return (
             f"{head}: {'the OFFSET' if hidden else f'OFFSET {offset}'} read its rows and dropped them. Page with sa_dynamo.paginate() "
             "instead: its resume token starts the next page where the last one ended"
         )
-    if limit is not None:
+    if most and by_limit == most:
         return (
             f"{head}: {'the LIMIT' if hidden else f'the LIMIT {limit}'} ended within a page. Pass dynamodb_page_size near the LIMIT, "
             "so that each request reads fewer items"
         )
-    return f"{head}: the driver dropped {consumed.items - consumed.rows} after reading them"
+    return f"{head}: the driver dropped {dropped} after reading them"

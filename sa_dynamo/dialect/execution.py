@@ -188,7 +188,8 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         if plan is not None:
             finished = batch_note(self._finished_plan(compiled, plan), batch, len(self.parameters[0]))
             self._guard(finished.nothing_sent() if self.matches_nothing else finished)
-            self._watch_capacity(finished, compiled.record.driver_filter)
+            if compiled.record.count is None:  # a COUNT reads what it counts: nothing dropped
+                self._watch_capacity(finished, compiled.record.driver_filter)
 
     def _partitions_in_key_order(self, compiled: Any) -> None:
         """An IN list of partition keys sent in DynamoDB's order of keys (ordering.key_order), so

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import ForeignKey, create_engine, event, insert, select
+from sqlalchemy import ForeignKey, create_engine, event, func, insert, select
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship, selectinload
 
@@ -105,6 +105,36 @@ def test_an_offset_is_advised_to_page_with_resume_tokens(
         f"this read of {table_name} handed out 2 rows of the 8 items DynamoDB returned in 1 request, "
         "and billed: OFFSET 6 read its rows and dropped them. Page with sa_dynamo.paginate() instead: "
         "its resume token starts the next page where the last one ended"
+    ]
+
+
+def test_a_count_reads_what_it_counts_and_never_warns(warning_engine: Any, models: Any) -> None:
+    table = models[0].__table__
+    with warning_engine.connect() as conn, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        counted = conn.execute(select(func.count()).select_from(table).where(table.c.pk == "C#1")).all()
+    assert counted == [(10,)]
+    assert [w for w in caught if issubclass(w.category, CapacityWarning)] == []
+
+
+def test_the_cause_that_dropped_the_most_items_is_named(
+    warning_engine: Any, models: Any, table_name: str
+) -> None:
+    """One item of a kind no class maps, then nine orders of which the LIMIT hands out one: the
+    advice is the LIMIT's, not the discriminator's."""
+    Item, _ = models
+    rows = [{"pk": "C#2", "sk": "INVOICE#0", "$type": "Invoice"}]
+    rows += [{"pk": "C#2", "sk": f"ORDER#{n}", "$type": "Order"} for n in range(9)]
+    with warning_engine.begin() as conn:
+        conn.execute(insert(Item.__table__), rows)
+    keys, caught = read(
+        warning_engine, select(Item).where(Item.pk == "C#2").limit(1).execution_options(**UNFILTERED)
+    )
+    assert keys == ["ORDER#0"]
+    assert [str(w.message) for w in caught] == [
+        f"this read of {table_name} handed out 1 rows of the 10 items DynamoDB returned in 1 request, "
+        "and billed: the LIMIT 1 ended within a page. Pass dynamodb_page_size near the LIMIT, so that "
+        "each request reads fewer items"
     ]
 
 
