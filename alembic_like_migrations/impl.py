@@ -26,6 +26,7 @@ from sqlalchemy.types import NullType, TypeEngine
 from sa_dynamo.dbapi import errors as dbapi_errors
 from sa_dynamo.dbapi import guard_names, guard_upkeep
 from sa_dynamo.dialect.ddl import render_call
+from sa_dynamo.dialect.local import DynamoDBLocalDialect
 from sa_dynamo.dialect.types import attribute_type
 
 from . import autogenerate, live, offline, report, version
@@ -37,6 +38,20 @@ from .report import log
 
 # The name Alembic gives the stand-in table of an op.drop_index() called without table_name.
 _NO_TABLE = "no_table"
+
+
+def _refuse_a_throwaway_server(connection: Any) -> None:
+    """A migration of the in-memory DynamoDB Local a ``dynamodb+local://`` process starts for
+    itself would be lost, silently, when the ``alembic`` command exits."""
+    dialect = connection.dialect
+    if isinstance(dialect, DynamoDBLocalDialect) and dialect.throwaway(connection.engine.url):
+        raise CommandError(
+            f"dynamodb+{dialect.driver}:// migrates a DynamoDB Local of this process's own, in memory, "
+            "which is gone when the process exits: the migration would be lost. Start a server "
+            "(sa-dynamo local start) and export SA_DYNAMO_LOCAL_ENDPOINT=http://127.0.0.1:8000, keep "
+            f"the tables with dynamodb+{dialect.driver}://?data_dir=PATH, or connect to a running "
+            "server with dynamodb://HOST:PORT"
+        )
 
 
 class DynamoDBImpl(DefaultImpl):
@@ -52,6 +67,8 @@ class DynamoDBImpl(DefaultImpl):
         autogenerate.register()
         self.version_table: Table | None = None
         online = not self.as_sql and self.connection is not None
+        if online:
+            _refuse_a_throwaway_server(self.connection)
         if online and "dynamodb_scan" not in self.connection.get_execution_options():
             # Alembic reads its version table with a scan (one row per head), and data
             # migrations scan by nature; env.py can still set the policy on the connection.

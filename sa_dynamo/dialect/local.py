@@ -74,6 +74,18 @@ class DynamoDBLocalDialect(DynamoDBDialect):
             cparams.update(aws_access_key_id=key, aws_secret_access_key=_SECRET)
         return super().connect(*cargs, endpoint_url=self.local_endpoint(local_data_dir), **cparams)
 
+    @staticmethod
+    def throwaway(url: Any) -> bool:
+        """Whether the URL's tables live in a server of this process's own, in memory, that no
+        other engine sees (no ``data_dir``, no ``shared``, no ``SA_DYNAMO_LOCAL_ENDPOINT``): what
+        is written there is gone when the process exits."""
+        query = url.query
+        return (
+            os.environ.get(local_server.ENV_ENDPOINT) is None
+            and query.get("data_dir") is None
+            and query.get("shared") is None
+        )
+
     @classmethod
     def local_endpoint(cls, data_dir: str | None) -> str:
         """The endpoint of the server for ``data_dir``, started (blocking, seconds) if none runs
