@@ -292,6 +292,24 @@ def missing_table(tables: Sequence[str], where: str) -> str:
     )
 
 
+def not_dynamodb(response: dict[str, Any], where: str) -> OperationalError | None:
+    """The error for an answer some other HTTP server gave (a web server on the URL's port): its
+    page would be DynamoDB's message, or a 200 with no Items an empty result. DynamoDB answers in
+    JSON (CBOR for some SDKs). None when the answer is DynamoDB's, or its headers are unknown."""
+    metadata = response.get("ResponseMetadata") or {}
+    headers = metadata.get("HTTPHeaders")
+    if not isinstance(headers, dict):
+        return None
+    content_type = str(headers.get("content-type", ""))
+    if "json" in content_type or "cbor" in content_type:
+        return None
+    return OperationalError(
+        f"the server {where} did not answer as DynamoDB does (HTTP {metadata.get('HTTPStatusCode')}, "
+        f"content type {content_type or 'none'}): check the URL's host and port; another server "
+        "answers there"
+    )
+
+
 def translate(exc: Exception) -> Error:
     """Turn a botocore exception into the matching PEP 249 error, keeping DynamoDB's message."""
     if isinstance(exc, Error):

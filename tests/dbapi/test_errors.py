@@ -3,7 +3,9 @@ server where it can produce it; DynamoDB's own message must survive in the excep
 
 from __future__ import annotations
 
+import http.server
 import socket
+import threading
 import uuid
 from typing import Any
 
@@ -194,6 +196,47 @@ def test_connection_refused_is_an_operational_error() -> None:
     connection = dbapi.connect(endpoint_url=f"http://127.0.0.1:{port}", client_config=ONE_ATTEMPT)
     with pytest.raises(dbapi.OperationalError, match=f"nothing is listening on 127.0.0.1:{port}: start"):
         connection.cursor().execute('SELECT * FROM "t"')
+
+
+class _WebServer(http.server.BaseHTTPRequestHandler):
+    """Some other HTTP server on the URL's port: a web page for every POST, with the status asked."""
+
+    status = 200
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        page = b"<!DOCTYPE html>\n<html>\n<body>\n<h1>Welcome</h1>\n</body>\n</html>\n"
+        self.send_response(self.status)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(page)))
+        self.end_headers()
+        self.wfile.write(page)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("transport", ["http", "botocore"])
+@pytest.mark.parametrize("status", [200, 501])
+def test_another_http_server_is_named_as_not_dynamodb(transport: str, status: int) -> None:
+    """Its page is no DynamoDB message (nor its 200 an empty result): one line says what answered."""
+    handler = type("Page", (_WebServer,), {"status": status})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        endpoint = f"http://127.0.0.1:{server.server_port}"
+        connection = dbapi.connect(
+            endpoint_url=endpoint, region_name="us-east-1", client_config=ONE_ATTEMPT, transport=transport
+        )
+        with pytest.raises(dbapi.OperationalError) as refused:
+            connection.cursor().execute('SELECT * FROM "t"')
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert str(refused.value) == (
+        f"the server in region us-east-1 at {endpoint} did not answer as DynamoDB does (HTTP {status}, "
+        "content type text/html): check the URL's host and port; another server answers there"
+    )
 
 
 def test_internal_failure_is_an_internal_error(endpoint_url: str, table: Table) -> None:

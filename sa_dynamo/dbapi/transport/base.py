@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import statement as stmt
-from ..errors import MISSING_TABLE_CODES, Error, missing_table, translate
+from ..errors import MISSING_TABLE_CODES, Error, missing_table, not_dynamodb, translate
 from . import Observer
 
 log = logging.getLogger("sa_dynamo.dbapi")
@@ -39,6 +39,9 @@ class Sending:
             raise error from None  # DynamoDB's code and message are in it
         finally:
             log.debug("%s took %.1f ms", operation, (time.perf_counter() - started) * 1000)
+        other = not_dynamodb(answer, self.where)
+        if other is not None:
+            raise other
         for observer in self.observers:
             observer(operation, body, answer)
         return answer
@@ -48,6 +51,9 @@ class Sending:
 
     def _error(self, exc: Exception, body: dict[str, Any]) -> Error:
         """The PEP 249 error for what a request raised, naming the tables it is about."""
+        other = not_dynamodb(getattr(exc, "response", None) or {}, self.where)
+        if other is not None:
+            return other
         error = translate(exc)
         tables = stmt.tables(body)
         if error.code in MISSING_TABLE_CODES and tables:
