@@ -1,5 +1,5 @@
 """W7: asyncio. 1,000 point reads, then 32 reads of a 1,000-item partition, by 32 concurrent
-tasks: AsyncSession on dynamodb+aiobotocore (on the default transport, aiohttp, and on
+tasks: AsyncSession on dynamodb+asyncio (on the default transport, its own, and on
 transport=botocore, aiobotocore), each with a pool of 32 connections, vs raw aiobotocore sending
 the same PartiQL, vs aiodynamo (GetItem, Query), vs the raw-HTTP floor (floor.py's requests on
 asyncio streams, ExecuteStatement and GetItem), and vs the sync engine doing the same reads
@@ -45,7 +45,7 @@ TASKS = 32
 # Round-trip times added to every request: none (DynamoDB Local directly), then a network's.
 RTTS = (0.0, 0.005, 0.020)
 # PyDynamoDB's dialects live beside ours in the benchmarks' virtualenv: make the name ours.
-registry.register("dynamodb.aiobotocore", "sa_dynamo.dialect.aiobotocore", "AsyncDynamoDBDialect")
+registry.register("dynamodb.asyncio", "sa_dynamo.dialect.aiobotocore", "AsyncDynamoDBDialect")
 
 
 def in_tasks(
@@ -90,7 +90,7 @@ def contenders(
     client = loop.run_until_complete(creating.__aenter__())
     host = endpoint_url.removeprefix("http://")
     engines = {
-        suffix: create_async_engine(f"dynamodb+aiobotocore://{host}{query}", pool_size=TASKS, max_overflow=0)
+        suffix: create_async_engine(f"dynamodb+asyncio://{host}{query}", pool_size=TASKS, max_overflow=0)
         for suffix, query in (("", "?transport=http"), (BOTOCORE, "?transport=botocore"))
     }
     sync_engine = create_engine(f"{DIALECT}://{host}?transport=http")

@@ -1,9 +1,11 @@
-"""``dynamodb+aiobotocore://`` and ``dynamodb+aiolocal://``: the dialect for ``create_async_engine``.
+"""``dynamodb+asyncio://``, ``dynamodb+aiolocal://`` and ``dynamodb+aiobotocore://``: the dialects
+for ``create_async_engine`` (which also takes ``dynamodb://`` and ``dynamodb+local://`` for the
+first two).
 
 The same dialect as ``dynamodb://`` and ``dynamodb+local://`` (URL, options, compiler, reflection),
 on the same driver with its requests sent on its own asyncio connections
-(dbapi/transport/asyncio_http.py; with
-``?transport=botocore``, by aiobotocore: dbapi/transport/aiobotocore.py) and awaited under
+(dbapi/transport/asyncio_http.py; with ``?transport=botocore``, and always on
+``dynamodb+aiobotocore://``, by aiobotocore: dbapi/transport/aiobotocore.py) and awaited under
 SQLAlchemy's greenlet bridge; what is adapted here is what SQLAlchemy's own async dialects adapt
 (aiosqlite, asyncpg): the connection, the cursors and the pool.
 """
@@ -20,6 +22,7 @@ from typing import Any
 
 from sqlalchemy import pool
 from sqlalchemy.engine import AdaptedConnection
+from sqlalchemy.exc import ArgumentError
 
 from .. import dbapi, local_server
 from ..dbapi import Connection
@@ -171,7 +174,7 @@ class AsyncExecutionContext(DynamoDBExecutionContext):
         return self._dbapi_connection.cursor(server_side=True)
 
 
-class _OnAiobotocore:
+class _OnAsyncio:
     """What an async dialect changes of the synchronous one."""
 
     is_async = True
@@ -181,6 +184,10 @@ class _OnAiobotocore:
     @classmethod
     def import_dbapi(cls) -> Any:
         return adapted_dbapi()
+
+    @classmethod
+    def get_async_dialect_cls(cls, url: Any) -> type:
+        return cls
 
     @classmethod
     def get_pool_class(cls, url: Any) -> type[pool.Pool]:
@@ -198,15 +205,34 @@ class _OnAiobotocore:
             super().do_executemany(cursor, statement, parameters, context)  # type: ignore[misc]
 
 
-class AsyncDynamoDBDialect(_OnAiobotocore, DynamoDBDialect):
-    """``create_async_engine("dynamodb+aiobotocore://...")``: ``dynamodb://``'s URL on aiobotocore."""
+class AsyncDynamoDBDialect(_OnAsyncio, DynamoDBDialect):
+    """``create_async_engine("dynamodb+asyncio://...")`` (or ``"dynamodb://..."``): ``dynamodb://``'s
+    URL on the driver's own asyncio connections (``?transport=botocore``: aiobotocore's)."""
+
+    driver = "asyncio"
+    supports_statement_cache = True
+
+
+class AiobotocoreDynamoDBDialect(AsyncDynamoDBDialect):
+    """``create_async_engine("dynamodb+aiobotocore://...")``: ``dynamodb://``'s URL, every request
+    sent by aiobotocore (for the tracing libraries and test doubles that live in botocore)."""
 
     driver = "aiobotocore"
     supports_statement_cache = True
 
+    def create_connect_args(self, url: Any) -> tuple[list, dict[str, Any]]:
+        if url.query.get("transport", "botocore") != "botocore":
+            raise ArgumentError(
+                "dynamodb+aiobotocore:// sends through aiobotocore: drop ?transport=, or write "
+                "dynamodb+asyncio:// for the driver's own asyncio connections"
+            )
+        args, kwargs = super().create_connect_args(url)
+        return args, {**kwargs, "transport": "botocore"}
 
-class AsyncDynamoDBLocalDialect(_OnAiobotocore, DynamoDBLocalDialect):
-    """``create_async_engine("dynamodb+aiolocal://")``: the embedded DynamoDB Local (``?data_dir=``)."""
+
+class AsyncDynamoDBLocalDialect(_OnAsyncio, DynamoDBLocalDialect):
+    """``create_async_engine("dynamodb+aiolocal://")`` (or ``"dynamodb+local://"``): the embedded
+    DynamoDB Local (``?data_dir=``), on the driver's own asyncio connections."""
 
     driver = "aiolocal"
     supports_statement_cache = True

@@ -55,7 +55,7 @@ class DynamoDBDialect(Reflection, default.DefaultDialect):
     """SQLAlchemy dialect for DynamoDB's PartiQL API."""
 
     name = "dynamodb"
-    driver = "boto3"
+    driver = "sa_dynamo"  # the driver's own (sa_dynamo.dbapi); its transport: ?transport=
     default_paramstyle = "qmark"
     supports_statement_cache = True
     supports_alter = False
@@ -197,6 +197,13 @@ class DynamoDBDialect(Reflection, default.DefaultDialect):
     @classmethod
     def import_dbapi(cls) -> Any:
         return dynamo_dbapi
+
+    @classmethod
+    def get_async_dialect_cls(cls, url: Any) -> type:
+        """``create_async_engine("dynamodb://")``: the same URL on the driver's asyncio connections."""
+        from .aiobotocore import AsyncDynamoDBDialect
+
+        return AsyncDynamoDBDialect
 
     def create_connect_args(self, url: Any) -> tuple[list, dict[str, Any]]:
         return connect_args(url)

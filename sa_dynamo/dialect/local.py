@@ -74,6 +74,13 @@ class DynamoDBLocalDialect(DynamoDBDialect):
             cparams.update(aws_access_key_id=key, aws_secret_access_key=_SECRET)
         return super().connect(*cargs, endpoint_url=self.local_endpoint(local_data_dir), **cparams)
 
+    @classmethod
+    def get_async_dialect_cls(cls, url: Any) -> type:
+        """``create_async_engine("dynamodb+local://")``: ``dynamodb+aiolocal://``."""
+        from .aiobotocore import AsyncDynamoDBLocalDialect
+
+        return AsyncDynamoDBLocalDialect
+
     @staticmethod
     def throwaway(url: Any) -> bool:
         """Whether the URL's tables live in a server of this process's own, in memory, that no

@@ -14,7 +14,7 @@ from support.aio import settle
 
 @pytest.fixture(scope="session")
 def aio_url(endpoint_url: str) -> str:
-    return f"dynamodb+aiobotocore://{endpoint_url.removeprefix('http://')}"
+    return f"dynamodb+asyncio://{endpoint_url.removeprefix('http://')}"
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""create_async_engine("dynamodb+aiobotocore://"): Core and the driver's behaviour under asyncio,
+"""create_async_engine("dynamodb+asyncio://"): Core and the driver's behaviour under asyncio,
 on the real DynamoDB Local (transactions, AUTOCOMMIT batches, the scan guard, text(), stream(),
 DDL through run_sync)."""
 
@@ -10,10 +10,12 @@ import warnings
 
 import pytest
 from sqlalchemy import Column, Integer, MetaData, String, Table, delete, insert, select, text, update
+from sqlalchemy.exc import ArgumentError
+from sqlalchemy.ext.asyncio import create_async_engine
 
 import sa_dynamo
 from sa_dynamo.dbapi import values
-from sa_dynamo.dbapi.transport import TRANSPORTS, WIRE_ITEMS
+from sa_dynamo.dbapi.transport import TRANSPORTS, WIRE_ITEMS, chosen
 from sa_dynamo.exc import ScanNotAllowed, ScanWarning
 from sa_dynamo.sqlalchemy_private import greenlet_spawn
 
@@ -172,13 +174,38 @@ async def test_the_aiobotocore_client_is_as_lean_as_boto3_s(make_aio_engine, aio
     assert sent[1]["Statements"][4]["Parameters"] == [{"S": "lean"}, {"S": "s29"}, {"N": "29"}]
 
 
+@pytest.mark.parametrize(
+    ("name", "sends_by"),
+    [
+        ("aiobotocore", "aiobotocore"),
+        ("asyncio", None),  # the default transport: the driver's own, or SA_DYNAMO_TRANSPORT's
+        ("", None),  # create_async_engine("dynamodb://") is dynamodb+asyncio://
+    ],
+)
+async def test_the_url_s_driver_name_is_what_sends(make_aio_engine, endpoint_url, name, sends_by):
+    url = f"dynamodb{'+' if name else ''}{name}://{endpoint_url.removeprefix('http://')}"
+    engine = make_aio_engine(url)
+    async with engine.connect() as conn:
+        names = await conn.run_sync(lambda sync: sync.dialect.get_table_names(sync))
+        transport = (await conn.get_raw_connection()).dbapi_connection.transport
+    assert isinstance(names, list)
+    expected = sends_by or ("aiobotocore" if chosen(None) == "botocore" else "asyncio_http")
+    assert type(transport).__module__ == f"sa_dynamo.dbapi.transport.{expected}"
+    assert engine.dialect.driver == (name or "asyncio")
+
+
+def test_aiobotocore_s_url_takes_no_other_transport(endpoint_url):
+    with pytest.raises(ArgumentError, match=r"write dynamodb\+asyncio:// for the driver's own asyncio"):
+        create_async_engine(f"dynamodb+aiobotocore://{endpoint_url.removeprefix('http://')}?transport=http")
+
+
 async def test_both_asyncio_transports_send_the_same_bytes(make_aio_engine, proxy, items):
     """The driver's own asyncio requests (its own encoding and signing) carry exactly the bodies
     aiobotocore's do, as the fault proxy in front of DynamoDB Local receives them."""
     rows = [{"pk": "same", "sk": f"s{i}", "n": i, "name": "x \u00fc"} for i in range(30)]
     sent = {}
     for transport in TRANSPORTS:
-        engine = make_aio_engine(f"dynamodb+aiobotocore://127.0.0.1:{proxy.port}?transport={transport}")
+        engine = make_aio_engine(f"dynamodb+asyncio://127.0.0.1:{proxy.port}?transport={transport}")
         before = len(proxy.received)
         async with engine.connect() as conn:
             conn = await conn.execution_options(isolation_level="AUTOCOMMIT")

@@ -134,9 +134,7 @@ async def test_the_url_configures_the_asyncio_transports_as_it_configures_the_sy
 ):
     """Region, key pair and attempts from the URL, as the requests that reach the proxy show them."""
     options = f"region_name=eu-west-1&max_attempts=2&transport={transport}"
-    engine = create_async_engine(
-        f"dynamodb+aiobotocore://AKIDEXAMPLE:se%40cret@127.0.0.1:{proxy.port}?{options}"
-    )
+    engine = create_async_engine(f"dynamodb+asyncio://AKIDEXAMPLE:se%40cret@127.0.0.1:{proxy.port}?{options}")
     proxy.script("ListTables", "throttle", "throttle")
     try:
         async with engine.connect() as conn:
@@ -150,7 +148,7 @@ async def test_the_url_configures_the_asyncio_transports_as_it_configures_the_sy
     with pytest.raises(ArgumentError, match=r"dynamodb\+aiolocal:// starts its own server"):
         create_async_engine("dynamodb+aiolocal://localhost:8000")
     with pytest.raises(ArgumentError, match="unknown URL parameter"):
-        create_async_engine(f"dynamodb+aiobotocore://{endpoint_url.removeprefix('http://')}?regoin_name=x")
+        create_async_engine(f"dynamodb+asyncio://{endpoint_url.removeprefix('http://')}?regoin_name=x")
 
 
 def test_the_sync_package_imports_nothing_of_aiobotocore():

@@ -33,9 +33,7 @@ async def test_32_connections_of_an_async_engine_make_one_session(
 async def test_refreshing_credentials_sign_every_async_connection_s_requests(
     proxy: FaultProxy, rotating_profile: str, transport: str
 ) -> None:
-    url = (
-        f"dynamodb+aiobotocore://127.0.0.1:{proxy.port}?profile_name={rotating_profile}&transport={transport}"
-    )
+    url = f"dynamodb+asyncio://127.0.0.1:{proxy.port}?profile_name={rotating_profile}&transport={transport}"
     engine = create_async_engine(url)
     try:
         first, second = await engine.connect(), await engine.connect()

@@ -52,7 +52,7 @@ def engine_for(driver: str, endpoint_url: str, **options: Any) -> Any:
     host = endpoint_url.removeprefix("http://")
     if driver == "sync":
         return create_engine(f"dynamodb://{host}", **options)
-    return create_async_engine(f"dynamodb+aiobotocore://{host}", **options).sync_engine
+    return create_async_engine(f"dynamodb+asyncio://{host}", **options).sync_engine
 
 
 def connect_for(driver: str, endpoint_url: str, **options: Any) -> dbapi.Connection:
