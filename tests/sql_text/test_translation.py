@@ -242,7 +242,6 @@ REFUSED = [
     ("SELECT * FROM items t", "an alias (t)"),
     ("SELECT * FROM items WHERE items.n = ?", "PartiQL has no qualifiers"),
     ("UPDATE items SET sk = ? WHERE pk = ? AND sk = ?", 'an UPDATE of the key attribute "sk"'),
-    ("UPDATE items SET n = n + 1 WHERE pk = ? AND sk = ?", "the operator add"),
     ("UPDATE items SET doc.a = ? WHERE pk = ? AND sk = ?", "SET attribute = value for a whole attribute"),
     ("UPDATE items SET n = ? WHERE pk = ? AND sk = ? RETURNING ALL NEW *", "RETURNING, prefixes or hints"),
     ("UPDATE items.gsi1 SET n = ? WHERE pk = ? AND sk = ?", "a write to the index"),
