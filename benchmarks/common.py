@@ -1,5 +1,5 @@
 """What every workload shares: one DynamoDB Local, the contenders' clients and engines (on each
-transport), timing, API-call counting and garbage-collector accounting. Ratios are measured
+transport), timing, request counting (the counting proxy) and garbage-collector accounting. Ratios are measured
 against raw boto3 doing the same work in the same run."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import statistics
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -17,17 +18,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
-from sqlalchemy import create_engine, event
+from sqlalchemy import create_engine
 from sqlalchemy.dialects import registry
 
-from sa_dynamo.dbapi.capacity import Consumed
 from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 
+from .counting_proxy import CountingProxy
 from .floor import Floor
 
 # PyDynamoDB registers a SQLAlchemy dialect under the same name; make "dynamodb://" ours.
 DIALECT = "dynamodb"
 registry.register(DIALECT, "sa_dynamo.dialect.base", "DynamoDBDialect")
+registry.register(f"{DIALECT}.asyncio", "sa_dynamo.dialect.aiobotocore", "AsyncDynamoDBDialect")
 
 REGION = "us-east-1"
 # How a contender's name says it runs on transport=botocore (the default transport's rows have no suffix).
@@ -55,15 +57,20 @@ def target(met: bool, what: str) -> str:
 
 @dataclass
 class Env:
-    """The shared fixture of a benchmark run."""
+    """The shared fixture of a benchmark run. Every contender talks to ``endpoint_url``, the
+    counting proxy in front of DynamoDB Local (``server_url``), which counts every contender's
+    requests and capacity the same way; setup (``load``) goes to DynamoDB Local directly."""
 
-    endpoint_url: str
+    server_url: str
     repetitions: int
     server_pid: int | None = None  # DynamoDB Local's process, when the run started it (its CPU time)
     results: list[Result] = field(default_factory=list)
     _queued: list[tuple[Result, Callable[[], Any], list[float]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        self.proxy = CountingProxy(self.server_url)
+        weakref.finalize(self, self.proxy.stop)
+        self.endpoint_url = self.proxy.endpoint_url
         self.client = boto3.client(
             "dynamodb", endpoint_url=self.endpoint_url, region_name=REGION, **LOCAL_CREDENTIALS
         )
@@ -72,6 +79,13 @@ class Env:
         self.engine = create_engine(f"{DIALECT}://{host}?transport=http")
         self.botocore_engine = create_engine(f"{DIALECT}://{host}?transport=botocore")
         self.floor = Floor(self.endpoint_url, REGION)
+
+    def close(self) -> None:
+        """The engines, the floor's connection and the proxy."""
+        self.engine.dispose()
+        self.botocore_engine.dispose()
+        self.floor.close()
+        self.proxy.stop()
 
     def table_name(self, prefix: str) -> str:
         return f"bench_{prefix}_{uuid.uuid4().hex[:6]}"
@@ -99,7 +113,7 @@ class Env:
 
         def put(start: int) -> None:
             if not hasattr(floors, "floor"):
-                floors.floor = Floor(self.endpoint_url, REGION)
+                floors.floor = Floor(self.server_url, REGION)
             pending = {table: [{"PutRequest": {"Item": _item(i)}} for i in items[start : start + 25]]}
             while pending:
                 pending = floors.floor.call("BatchWriteItem", {"RequestItems": pending}).get(
@@ -110,22 +124,16 @@ class Env:
         with ThreadPoolExecutor(LOADERS) as pool:
             list(pool.map(put, range(0, len(items), 25)))
 
-    def measure(self, workload: str, contender: str, work: Callable[[], Any], client: Any = None) -> Result:
-        """Run ``work`` once now, counting its API calls (``client``: the boto3 client it uses,
-        the engine, or the Floor) and the capacity units reported (none through the Floor), and
-        queue its other repetitions for ``finish``. The result's seconds are that run's until
-        ``finish`` sets the median of them all."""
-        counted = client if client is not None else self.client
-        answers: list[tuple[str, Any]] = []
-        if isinstance(counted, Floor):
-            before = counted.calls
+    def measure(
+        self, workload: str, contender: str, work: Callable[[], Any], proxy: CountingProxy | None = None
+    ) -> Result:
+        """Run ``work`` once now, counting the requests it sends and the capacity units their
+        answers report as the counting proxy (``proxy``, else the run's) sees them, and queue its
+        other repetitions for ``finish``. The result's seconds are that run's until ``finish``
+        sets the median of them all."""
+        with (proxy or self.proxy).counting() as counted:
             seconds = _timed(work)
-            calls = counted.calls - before
-        else:
-            with counted_calls(counted, answers) as sent:
-                seconds = _timed(work)
-            calls = len(sent)
-        result = Result(workload, contender, seconds, calls, units=units_of(answers))
+        result = Result(workload, contender, seconds, counted.calls, units=counted.capacity)
         self.results.append(result)
         self._queued.append((result, work, [seconds]))
         return result
@@ -153,63 +161,6 @@ def _item(values: dict[str, Any]) -> dict[str, Any]:
 
     serializer = TypeSerializer()
     return {k: serializer.serialize(v) for k, v in values.items()}
-
-
-def units_of(answers: list[tuple[str, Any]]) -> float | None:
-    """The capacity units (read and write) the answers report; None when none reports any (a
-    request that did not ask, or a PartiQL one on DynamoDB Local)."""
-    consumed = Consumed()
-    for operation, answer in answers:
-        consumed.add(operation, {}, answer)
-    return consumed.read_units + consumed.write_units if consumed.reported else None
-
-
-@contextmanager
-def counted_calls(source: Any, answers: list[tuple[str, Any]] | None = None) -> Iterator[list[str]]:
-    """The names of the API calls made inside the block by ``source``: a botocore client (its
-    ``before-call`` event), or an Engine or AsyncEngine (the observers of the transports of the
-    connections it checks out meanwhile: the same on every transport). ``answers`` receives
-    each call's (operation, answer)."""
-    calls: list[str] = []
-    events = getattr(getattr(source, "meta", None), "events", None)
-    if events is not None:
-
-        def call(model: Any, **kwargs: Any) -> None:
-            calls.append(model.name)
-
-        def answered(model: Any, parsed: Any, **kwargs: Any) -> None:
-            if answers is not None:
-                answers.append((model.name, parsed))
-
-        events.register("before-call.dynamodb", call)
-        events.register("after-call.dynamodb", answered)
-        try:
-            yield calls
-        finally:
-            events.unregister("before-call.dynamodb", call)
-            events.unregister("after-call.dynamodb", answered)
-        return
-    engine = getattr(source, "sync_engine", source)
-    watched: list[list[Any]] = []
-
-    def count(operation: str, body: Any, answer: Any) -> None:
-        calls.append(operation)
-        if answers is not None:
-            answers.append((operation, answer))
-
-    def watch(dbapi_connection: Any, record: Any, proxy: Any) -> None:
-        observers = dbapi_connection.transport.observers
-        if count not in observers:
-            observers.append(count)
-            watched.append(observers)
-
-    event.listen(engine, "checkout", watch)
-    try:
-        yield calls
-    finally:
-        event.remove(engine, "checkout", watch)
-        for observers in watched:
-            observers.remove(count)
 
 
 def process_cpu(pid: int | None) -> float | None:

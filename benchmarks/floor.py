@@ -19,12 +19,14 @@ from botocore.credentials import Credentials
 from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 
 NAME = "raw HTTP floor"
+# The floor of a point read as the driver sends it: the PartiQL of the same read.
+PARTIQL = f"{NAME} ExecuteStatement (same PartiQL)"
 TARGET_PREFIX = "DynamoDB_20120810."
 CONTENT_TYPE = "application/x-amz-json-1.0"
 
 
 class Floor:
-    """DynamoDB's JSON API over one keep-alive connection; ``calls`` counts requests."""
+    """DynamoDB's JSON API over one keep-alive connection."""
 
     def __init__(self, endpoint_url: str, region: str) -> None:
         parsed = urlparse(endpoint_url)
@@ -36,7 +38,6 @@ class Floor:
             "dynamodb",
             region,
         )
-        self.calls = 0
 
     def signed(self, operation: str, body: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
         """The request's body and its headers, signed."""
@@ -47,8 +48,7 @@ class Floor:
         return data, dict(request.headers.items())
 
     def answered(self, operation: str, status: int, payload: bytes) -> dict[str, Any]:
-        """The parsed answer, counted; an error answer raises with its text."""
-        self.calls += 1
+        """The parsed answer; an error answer raises with its text."""
         if status != 200:
             raise RuntimeError(f"{operation} answered {status}: {payload[:300]!r}")
         return json.loads(payload)

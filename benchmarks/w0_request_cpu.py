@@ -4,11 +4,15 @@ HTTP response, so that only client-side work counts (issue 28's first target). R
 event (which skips urllib3); the driver's HTTP transport through a stand-in for its HTTP pool
 that returns the same answer (which skips the socket); sa_dynamo on ``transport=botocore``
 the way boto3 is. Each canned answer carries its ``x-amz-crc32``, as DynamoDB's do, so the
-checksum is checked as in a real read.
+checksum is checked as in a real read. The asyncio rows are the same: aiobotocore's
+``get_item`` answered at its ``before-send`` event, ``AsyncSession.get`` on each transport
+(the default's pool for the event loop replaced by a canned one), each read awaited in turn
+on one event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 import zlib
@@ -20,6 +24,7 @@ from urllib.parse import quote
 import boto3
 from botocore.awsrequest import AWSResponse
 from sqlalchemy import create_engine, select
+from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
 from sqlalchemy.orm import Session
 
 from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
@@ -74,6 +79,21 @@ def canned(request: Any, **_: Any) -> AWSResponse:
     return AWSResponse(request.url, 200, _headers(body), _Raw(body))
 
 
+class _AsyncRaw(_Raw):
+    """What aiobotocore reads an HTTP body from."""
+
+    async def read(self) -> bytes:
+        return self.body
+
+
+def canned_async(request: Any, **_: Any) -> Any:
+    """aiobotocore's ``before-send`` hook: the answer DynamoDB would give, without a socket."""
+    from aiobotocore.awsrequest import AioAWSResponse
+
+    body = _ANSWERS[_operation(request.headers["X-Amz-Target"])]
+    return AioAWSResponse(request.url, 200, _headers(body), _AsyncRaw(body))
+
+
 class CannedPool:
     """Stands in for the HTTP transport's pool: the answer DynamoDB would give."""
 
@@ -83,6 +103,13 @@ class CannedPool:
 
     def close(self) -> None:
         pass
+
+
+class CannedAsyncPool(CannedPool):
+    """Stands in for the asyncio transport's pool."""
+
+    async def post(self, headers: dict[str, str], payload: bytes) -> tuple[int, dict[str, str], bytes]:  # type: ignore[override]
+        return CannedPool.post(self, headers, payload)
 
 
 @contextmanager
@@ -148,6 +175,8 @@ def contenders(reads: int) -> Iterator[dict[str, Callable[[], None]]]:
         works.update(
             {f"sa_dynamo {name}{suffix}": work for name, work in layers(connection, session).items()}
         )
+    loop = asyncio.new_event_loop()
+    closing = loop.run_until_complete(_async_contenders(url, model, keys, works))
     try:
         yield works
     finally:
@@ -155,6 +184,63 @@ def contenders(reads: int) -> Iterator[dict[str, Callable[[], None]]]:
             each.close()
         for engine in engines.values():
             engine.dispose()
+        loop.run_until_complete(closing())
+        loop.close()
+
+
+async def _async_contenders(
+    url: str, model: Any, keys: list[tuple[str, str]], works: dict[str, Callable[[], None]]
+) -> Callable[[], Any]:
+    """aiobotocore's ``get_item`` and ``AsyncSession.get`` on each transport, canned, added to
+    ``works`` (each runs its reads on the running loop); what closes them."""
+    from aiobotocore.session import AioSession
+
+    loop = asyncio.get_running_loop()
+    creating = AioSession().create_client(
+        "dynamodb", endpoint_url=ENDPOINT, region_name=common.REGION, **LOCAL_CREDENTIALS
+    )
+    client = await creating.__aenter__()
+    client.meta.events.register("before-send.dynamodb", canned_async)
+    table = model.__tablename__
+
+    async def get_items() -> None:
+        for pk, sk in keys:
+            await client.get_item(TableName=table, Key={"pk": {"S": pk}, "sk": {"S": sk}})
+
+    works["aiobotocore get_item"] = lambda: loop.run_until_complete(get_items())
+    engines, sessions = [], []
+    for suffix, transport_name in (("", "http"), (BOTOCORE, "botocore")):
+        engine = create_async_engine(
+            f"{common.DIALECT}+asyncio:{url.partition(':')[2]}&transport={transport_name}"
+        )
+        connection = await engine.connect()
+        transport = (await connection.get_raw_connection()).dbapi_connection.transport
+        if suffix:
+            transport.client.meta.events.register("before-send.dynamodb", canned_async)
+        else:
+            transport.route.pool = CannedAsyncPool()
+        session = AsyncSession(bind=connection)
+        engines.append((engine, connection))
+        sessions.append(session)
+
+        async def session_gets(session: AsyncSession = session) -> None:
+            for key in keys:
+                await session.get(model, key)
+                session.expunge_all()  # a real read each time, not the identity map
+
+        works[f"sa_dynamo AsyncSession.get{suffix}"] = lambda gets=session_gets: loop.run_until_complete(
+            gets()
+        )
+
+    async def close() -> None:
+        for session in sessions:
+            await session.close()
+        for engine, connection in engines:
+            await connection.close()
+            await engine.dispose()
+        await creating.__aexit__(None, None, None)
+
+    return close
 
 
 def run(env: Env, reads: int = 1000) -> None:

@@ -151,4 +151,4 @@ def run(env: Env, orders: int = 1000, partition: int | None = None) -> None:
             work = partial(core, engine, statement)
             # the same rows as by hand, or the ratio compares different work
             assert sorted(work()) == expected, (workload, suffix)
-            env.measure(workload, f"sa_dynamo Core{suffix}", work, engine)
+            env.measure(workload, f"sa_dynamo Core{suffix}", work)

@@ -91,7 +91,6 @@ def run(env: Env, size: int = 2000) -> None:
         NAME,
         "sa_dynamo Order, discriminator only",
         lambda: orm(select(order).where(order.pk == "C")),
-        env.engine,
     )
     prefix = select(order).where(order.pk == "C", order.sk.startswith("ORDER#"))
-    env.measure(NAME, "sa_dynamo Order, sort-key prefix", lambda: orm(prefix), env.engine)
+    env.measure(NAME, "sa_dynamo Order, sort-key prefix", lambda: orm(prefix))

@@ -41,6 +41,6 @@ def run(env: Env, size: int = 100) -> None:
             session.commit()
 
     env.measure(NAME, "boto3 ExecuteTransaction", boto3_transaction)
-    env.measure(NAME, floor.NAME, floor_transaction, env.floor)
-    commit = env.measure(NAME, "sa_dynamo session.commit", session_commit, env.engine)
+    env.measure(NAME, floor.NAME, floor_transaction)
+    commit = env.measure(NAME, "sa_dynamo session.commit", session_commit)
     commit.verdict = target(commit.calls == 1, f"exactly one ExecuteTransaction: {commit.calls} calls")

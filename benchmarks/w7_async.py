@@ -1,5 +1,5 @@
 """W7: asyncio. 1,000 point reads, then 32 reads of a 1,000-item partition, by 32 concurrent
-tasks: AsyncSession on dynamodb+asyncio (on the default transport, its own, and on
+tasks: AsyncSession and Core's AsyncConnection on dynamodb+asyncio (on the default transport, its own, and on
 transport=botocore, aiobotocore), each with a pool of 32 connections, vs raw aiobotocore sending
 the same PartiQL, vs aiodynamo (GetItem, Query), vs the raw-HTTP floor (floor.py's requests on
 asyncio streams, ExecuteStatement and GetItem), and vs the sync engine doing the same reads
@@ -10,9 +10,9 @@ the CPU the client process and (when the run started it) DynamoDB Local spent, a
 garbage collector did (issue 32): wall time on a shared machine is the scheduler's as much as
 the client's.
 
-Each runs three times: directly against DynamoDB Local, which answers on loopback in about half
-a millisecond, and through a loopback proxy that holds every request for a stated round-trip
-time first, as a network between the client and DynamoDB does (single-digit milliseconds
+Each runs three times: through the run's counting proxy to DynamoDB Local, which answers on
+loopback in about half a millisecond, and through a counting proxy of its own that holds every
+request for a stated round-trip time first, as a network between the client and DynamoDB does (single-digit milliseconds
 within a region, tens across regions). Concurrency can only hide time spent waiting on the
 network; the direct run measures the CPU each client spends, the delayed ones what asyncio buys
 an application.
@@ -28,7 +28,6 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer
 from sqlalchemy import create_engine, select
-from sqlalchemy.dialects import registry
 from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
 from sqlalchemy.orm import Session
 
@@ -36,6 +35,7 @@ from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 
 from . import floor
 from .common import BOTOCORE, DIALECT, REGION, Collections, Env, Result, collections, optional, process_cpu
+from .counting_proxy import CountingProxy
 from .models import items, orm_model
 
 NAME = "W7 asyncio"
@@ -44,16 +44,14 @@ PARTITION = f"{NAME}: 32 reads of a 1,000-item partition by 32 tasks"
 TASKS = 32
 # Round-trip times added to every request: none (DynamoDB Local directly), then a network's.
 RTTS = (0.0, 0.005, 0.020)
-# PyDynamoDB's dialects live beside ours in the benchmarks' virtualenv: make the name ours.
-registry.register("dynamodb.asyncio", "sa_dynamo.dialect.aiobotocore", "AsyncDynamoDBDialect")
 
 
 def in_tasks(
-    jobs: list[Any], job: Callable[[Any, Any], Awaitable[Any]], engine: Any = None
+    jobs: list[Any], job: Callable[[Any, Any], Awaitable[Any]], engine: Any = None, core: bool = False
 ) -> Callable[[], Awaitable[None]]:
     """The jobs shared out among TASKS concurrent tasks, each taking the next job when free;
     with an ``engine``, each task does its jobs in one AsyncSession (as the sync contender does
-    all of them in one Session), else ``job`` gets None."""
+    all of them in one Session), or with ``core`` on one AsyncConnection, else ``job`` gets None."""
 
     async def run() -> None:
         queue = iter(jobs)
@@ -62,6 +60,11 @@ def in_tasks(
             if engine is None:
                 for each in queue:
                     await job(None, each)
+                return
+            if core:
+                async with engine.connect() as connection:
+                    for each in queue:
+                        await job(connection, each)
                 return
             async with AsyncSession(engine) as session:
                 for each in queue:
@@ -161,36 +164,30 @@ def aiodynamo_table(endpoint_url: str, loop: asyncio.AbstractEventLoop, table: s
 
 
 @contextmanager
-def delayed(endpoint_url: str, rtt: float, requests: int) -> Iterator[str]:
-    """The endpoint to measure at round-trip time ``rtt``: DynamoDB Local's own for 0, else a
-    proxy on 127.0.0.1 that holds each request ``rtt`` seconds before forwarding it (the test
-    suite's fault proxy, every request delayed). The proxy stops after ``requests`` requests,
-    ten minutes, or the block, whichever comes first."""
+def counted_at(env: Env, rtt: float) -> Iterator[CountingProxy]:
+    """The counting proxy to measure through at round-trip time ``rtt``: the run's for 0, else
+    one of its own that holds each request ``rtt`` seconds before forwarding it."""
     if not rtt:
-        yield endpoint_url
+        yield env.proxy
         return
-    from tests.support.faultproxy import FaultProxy, Faults
-
-    faults = Faults(delay=1.0, delay_seconds=rtt)
-    with FaultProxy(endpoint_url, faults, max_requests=requests, time_limit=600) as proxy:
-        yield proxy.endpoint_url
+    with CountingProxy(env.server_url, delay=rtt) as proxy:
+        yield proxy
 
 
 def run(env: Env, size: int = 1000) -> None:
     table = env.table_name("w7")
     env.create_table(table)
     env.load(table, items("P", size))
-    # Every contender's requests of every repetition, with room to spare (pages, pool pings).
-    requests = 2 * 6 * (size + TASKS) * (env.repetitions + 1)
     model = orm_model(table)
     for rtt in RTTS:
-        with delayed(env.endpoint_url, rtt, requests) as endpoint_url:
-            measure_at(env, endpoint_url, f"({rtt * 1000:g} ms round trip)", model, size)
+        with counted_at(env, rtt) as proxy:
+            measure_at(env, proxy, f"({rtt * 1000:g} ms round trip)", model, size)
 
 
-def measure_at(env: Env, endpoint_url: str, rtt: str, model: Any, size: int) -> None:
-    """Every contender's reads of ``model``'s table through ``endpoint_url``, as workloads
-    named with ``rtt``."""
+def measure_at(env: Env, proxy: CountingProxy, rtt: str, model: Any, size: int) -> None:
+    """Every contender's reads of ``model``'s table through ``proxy``, as workloads named with
+    ``rtt``."""
+    endpoint_url = proxy.endpoint_url
     point_workload, partition_workload = f"{POINT} {rtt}", f"{PARTITION} {rtt}"
     table = model.__tablename__
     keys = [("P", f"{i:06}") for i in range(size)]
@@ -232,6 +229,12 @@ def measure_at(env: Env, endpoint_url: str, rtt: str, model: Any, size: int) -> 
         async def session_get(session: AsyncSession, key: tuple[str, str]) -> None:
             await session.get(model, key)
 
+        key_columns = model.__table__.c
+
+        async def core_one(connection: Any, key: tuple[str, str]) -> None:
+            where = (key_columns.pk == key[0], key_columns.sk == key[1])
+            (await connection.execute(select(model.__table__).where(*where))).one()
+
         async def session_select(session: AsyncSession, _: int) -> None:
             (await session.scalars(select(model).where(model.pk == "P"))).all()
 
@@ -249,8 +252,9 @@ def measure_at(env: Env, endpoint_url: str, rtt: str, model: Any, size: int) -> 
 
         collected: dict[int, tuple[Result, Spent]] = {}
 
-        def measure(workload: str, contender: str, work: Callable[[], None], counted: Any = None) -> None:
-            """``env.measure`` of ``work``, the CPU and garbage collections of its runs added up."""
+        def measure(workload: str, contender: str, work: Callable[[], None]) -> None:
+            """``env.measure`` of ``work`` through ``proxy``, the CPU and garbage collections of its
+            runs added up."""
             spent = Spent()
 
             def watched() -> None:
@@ -260,43 +264,39 @@ def measure_at(env: Env, endpoint_url: str, rtt: str, model: Any, size: int) -> 
                     work()
                 spent.add(time.process_time() - client, server, process_cpu(env.server_pid), during)
 
-            result = env.measure(workload, contender, watched, counted)
+            result = env.measure(workload, contender, watched, proxy)
             collected[id(result)] = (result, spent)
 
         def tasks(
-            job: Callable[[Any, Any], Awaitable[Any]], jobs: Any, engine: Any = None
+            job: Callable[[Any, Any], Awaitable[Any]], jobs: Any, engine: Any = None, core: bool = False
         ) -> Callable[[], None]:
-            return lambda: loop.run_until_complete(in_tasks(list(jobs), job, engine)())
+            return lambda: loop.run_until_complete(in_tasks(list(jobs), job, engine, core)())
 
-        measure(point_workload, "aiobotocore ExecuteStatement (same PartiQL)", tasks(raw_point, keys), client)
-        measure(
-            point_workload, f"{floor.NAME} ExecuteStatement (same PartiQL)", tasks(floor_point, keys), bare
-        )
+        measure(point_workload, "aiobotocore ExecuteStatement (same PartiQL)", tasks(raw_point, keys))
+        measure(point_workload, floor.PARTIQL, tasks(floor_point, keys))
         for suffix, engine in engines.items():
+            measure(point_workload, f"sa_dynamo AsyncSession.get{suffix}", tasks(session_get, keys, engine))
             measure(
                 point_workload,
-                f"sa_dynamo AsyncSession.get{suffix}",
-                tasks(session_get, keys, engine),
-                engine,
+                f"sa_dynamo Core async select().one(){suffix}",
+                tasks(core_one, keys, engine, core=True),
             )
-        measure(point_workload, "sa_dynamo session.get, one after another", sync_gets, sync_engine)
+        measure(point_workload, "sa_dynamo session.get, one after another", sync_gets)
         # Below the ExecuteStatement rows: each row's "x floor" is the nearest floor row above it.
-        measure(point_workload, f"{floor.NAME} GetItem", tasks(floor_get_item, keys), bare)
-        measure(point_workload, "aiobotocore GetItem", tasks(raw_get_item, keys), client)
+        measure(point_workload, f"{floor.NAME} GetItem", tasks(floor_get_item, keys))
+        measure(point_workload, "aiobotocore GetItem", tasks(raw_get_item, keys))
         measure(
             partition_workload,
             "aiobotocore ExecuteStatement + TypeDeserializer",
             tasks(raw_partition, queries),
-            client,
         )
         for suffix, engine in engines.items():
             measure(
                 partition_workload,
                 f"sa_dynamo AsyncSession select{suffix}",
                 tasks(session_select, queries, engine),
-                engine,
             )
-        measure(partition_workload, "sa_dynamo ORM select, one after another", sync_selects, sync_engine)
+        measure(partition_workload, "sa_dynamo ORM select, one after another", sync_selects)
         if aiodynamo is not None:
             from aiodynamo.expressions import HashKey
 

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from sa_dynamo.dbapi import tables as tables_module
 
-from .common import Env, Result, counted_calls, target
+from .common import Env, Result, target
 from .models import items, orm_model
 
 NAME = "W8 fixed costs"
@@ -38,12 +38,12 @@ def _alternate(env: Env, sides: list[Callable[[], None]]) -> list[tuple[float, f
     calls = [0 for _ in sides]
     for _ in range(max(3, env.repetitions)):
         for number, side in enumerate(sides):
-            with counted_calls(env.engine) as sent:
+            with env.proxy.counting() as sent:
                 wall, cpu = time.perf_counter(), time.process_time()
                 side()
                 walls[number].append(time.perf_counter() - wall)
                 cpus[number].append(time.process_time() - cpu)
-            calls[number] = len(sent)
+            calls[number] = sent.calls
     return [
         (statistics.median(w), statistics.median(c), n) for w, c, n in zip(walls, cpus, calls, strict=True)
     ]

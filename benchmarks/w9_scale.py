@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 import sa_dynamo
 
-from .common import Env, Result, counted_calls, target
+from .common import Env, Result, target
 from .models import items, orm_model
 
 NAME = "W9 scale"
@@ -49,21 +49,21 @@ class Run:
         )
 
 
-def _run(size: int, work: Callable[[], int], engine: object, repetitions: int, memory: bool = False) -> Run:
+def _run(size: int, work: Callable[[], int], env: Env, memory: bool = False) -> Run:
     """Time ``work`` (the least CPU of ``repetitions`` runs, the wall time of that run), count
     its API calls and, with ``memory``, its peak allocations in one more run of its own:
     tracemalloc slows every allocation, so it never runs while the CPU is timed. Each run must
     handle ``size`` items."""
     best = None
-    for _ in range(max(repetitions, 1)):
-        with counted_calls(engine) as calls:
+    for _ in range(max(env.repetitions, 1)):
+        with env.proxy.counting() as calls:
             wall, cpu = time.perf_counter(), time.process_time()
             handled = work()
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         if handled != size:
             raise AssertionError(f"{work} handled {handled} items, expected {size}")
         if best is None or cpu < best.cpu:
-            best = Run(size, wall, cpu, len(calls))
+            best = Run(size, wall, cpu, calls.calls)
     if memory:
         tracemalloc.start()
         try:
@@ -99,12 +99,12 @@ def run(env: Env, small: int = SMALL, large: int | None = None) -> None:
 
     stream("S"), count("S")  # compiled and cached before anything is timed
     streams = [
-        _run(small, partial(stream, "S"), env.engine, env.repetitions, memory=True),
-        _run(large, partial(stream, "L"), env.engine, env.repetitions, memory=True),
+        _run(small, partial(stream, "S"), env, memory=True),
+        _run(large, partial(stream, "L"), env, memory=True),
     ]
     counts = [
-        _run(small, partial(count, "S"), env.engine, env.repetitions),
-        _run(large, partial(count, "L"), env.engine, env.repetitions),
+        _run(small, partial(count, "S"), env),
+        _run(large, partial(count, "L"), env),
     ]
     peak = target(streams[1].peak_mb < PEAK_MB, f"< {PEAK_MB} MB")
     for done, verdict in ((streams[0], ""), (streams[1], f"{_flat('time per item', *streams)}  {peak}")):
@@ -134,14 +134,14 @@ def _paginate(env: Env, model: type, deepest: int) -> None:
             token = page.next
 
     sa_dynamo.paginate(env.engine, select(model).where(model.pk == "S"), page_size=PAGE_SIZE)  # compiled
-    with counted_calls(env.engine) as calls:
+    with env.proxy.counting() as calls:
         walk()
     first, last = times[:shallow], times[-shallow:]
     growth = sum(t[1] for t in last) / max(sum(t[1] for t in first), 1e-9)
     verdict = "  ".join(
         [
             target(growth <= FLAT, f"time per page flat (page {shallow} -> {deepest}: {growth:.2f}x CPU)"),
-            target(len(calls) == deepest, f"one call per page: {len(calls)} calls, {deepest} pages"),
+            target(calls.calls == deepest, f"one call per page: {calls.calls} calls, {deepest} pages"),
         ]
     )
     for label, part in ((f"pages 1-{shallow}", first), (f"pages {deepest - shallow + 1}-{deepest}", last)):
