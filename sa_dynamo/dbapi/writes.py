@@ -125,10 +125,12 @@ class Write:
                 text = f"DELETE FROM {quote(self.table)}"
             text += " WHERE " + where
             parameters += key.values()
-            if self.conditions:
-                text += " AND (" + " AND ".join(c.text for c in self.conditions) + ")"
-                for condition in self.conditions:
-                    parameters += condition.parameters
+            if len(self.conditions) == 1:
+                text += f" AND ({self.conditions[0].text})"
+            elif self.conditions:  # each its own group: one may be an OR, which AND binds tighter
+                text += " AND (" + " AND ".join(f"({c.text})" for c in self.conditions) + ")"
+            for condition in self.conditions:
+                parameters += condition.parameters
         return {"Statement": text, "Parameters": parameters} if parameters else {"Statement": text}
 
 

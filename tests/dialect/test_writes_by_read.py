@@ -205,6 +205,22 @@ def test_a_change_between_the_read_and_the_commit_is_stale_and_nothing_is_writte
     assert len([row for row in before if row != tuple(r for r in row)]) == 0
 
 
+def test_an_item_written_by_two_statements_must_still_match_both_at_commit(databases):
+    """Each statement's WHERE holds apart in the one action the item commits as: an OR in one
+    does not swallow the other's condition, so an item changed meanwhile to match only the
+    second is a StaleDataError, not deleted."""
+    dynamodb, _, table = databases
+    first = table.c.pk == "P1", table.c.sk < "005"  # the one item P1/001, n=1
+    with dynamodb.connect() as conn:
+        conn.execute(update(table).where(*first, or_(table.c.n == 1, table.c.n == 0)).values(s="q"))
+        assert conn.execute(delete(table).where(*first, or_(table.c.n == 1, table.c.n == 5))).rowcount == 1
+        with dynamodb.connect().execution_options(isolation_level="AUTOCOMMIT") as other:
+            other.execute(update(table).where(table.c.pk == "P1", table.c.sk == "001").values(n=5))
+        with pytest.raises(StaleDataError, match="matched no item at commit"):
+            conn.commit()
+    assert ("P1", "001", 5, "y") in contents(dynamodb, table)
+
+
 def test_a_transaction_writes_by_where_over_what_it_wrote(databases):
     """The read sees the transaction's own writes; an item it wrote is tested on its image."""
     counts = both(
