@@ -399,3 +399,70 @@ def test_a_taken_key_is_told_before_a_taken_value(seeded):
     message = on_both(seeded, orm(lambda s: s.add(Hero(id=1, name="Rusty-Man"))))
     assert "UNIQUE constraint failed" not in message
     assert "Duplicate primary key" in message or "duplicate key" in message
+
+
+def statements_refused(isolation: str, *statements: Any) -> Callable[[Any], list[int]]:
+    """A step: the statements run in order on one connection, each refused one (IntegrityError)
+    noted by its position and the next run all the same, then one commit (SQLite goes on after
+    a statement it refuses, which changed nothing)."""
+
+    def step(engine: Any) -> list[int]:
+        refused = []
+        with engine.connect().execution_options(isolation_level=isolation, **SCAN) as conn:
+            for position, statement in enumerate(statements):
+                try:
+                    conn.execute(statement)
+                except IntegrityError:
+                    refused.append(position)
+            conn.commit()
+        return refused
+
+    return step
+
+
+@pytest.mark.parametrize("isolation", ["SERIALIZABLE", "AUTOCOMMIT"])
+def test_the_statement_that_takes_a_held_value_is_refused_whatever_follows(seeded, isolation):
+    """SQL refuses a statement at once when it gives a row a value another row holds, and it
+    changes nothing: not when a later statement changes or deletes the row again, nor when one
+    of an UPDATE's rows would. Values freed or taken by the transaction's earlier statements
+    count as they left them."""
+    refused = on_both(
+        seeded,
+        statements_refused(
+            isolation,
+            update(HERO).where(HERO.c.id == 1).values(name="Rusty-Man"),  # held by 2: refused
+            update(HERO).where(HERO.c.id == 1).values(name="Zed"),
+            update(HERO).where(HERO.c.id == 3).values(name="Rusty-Man", age=17),  # refused, age too
+            delete(HERO).where(HERO.c.id == 3),
+            update(HERO).where(HERO.c.age < 40).values(nickname="Rusty"),  # held by 2: refused
+            delete(HERO).where(HERO.c.id == 2),  # frees Rusty-Man and Rusty
+            insert(HERO).values(id=9, name="Zed"),  # held by 1 since the second statement
+            insert(HERO).values(id=9, name="Rusty-Man", nickname="Rusty"),
+            update(HERO).where(HERO.c.age < 40).values(nickname="Rusty"),  # taken by 9 just now
+            update(HERO).where(HERO.c.id == 9).values(name="Deadpond"),  # its old name is Zed's now
+        ),
+    )
+    assert refused == [0, 2, 4, 6, 8]
+
+
+def test_an_update_whose_second_row_takes_a_value_writes_no_row(seeded):
+    """In AUTOCOMMIT the rows of an UPDATE by any WHERE each commit with their guards; SQL
+    refuses the statement whole, so every row's values are checked before the first is sent."""
+    refused = on_both(
+        seeded,
+        statements_refused("AUTOCOMMIT", update(HERO).where(HERO.c.age < 40).values(name="Twin")),
+    )
+    assert refused == [0]
+    with pytest.raises(IntegrityError) as raised, seeded[0].connect() as conn:
+        conn.execution_options(isolation_level="AUTOCOMMIT", **SCAN).execute(
+            update(HERO).where(HERO.c.age < 40).values(name="Twin")
+        )
+    assert "so this statement changed nothing" in str(raised.value)
+    assert "applied" not in str(raised.value)
+    assert stored(seeded[0])["heroes"][0] == (1, "Deadpond", 30, None)
+
+
+def test_an_orm_flush_is_refused_at_the_statement_that_takes_the_value(seeded):
+    """The rename to a held name fails at its flush, before the next change could free it."""
+    assert "UNIQUE" in on_both(seeded, orm(rename(1, "Rusty-Man"), rename(1, "Zed")))
+    assert "UNIQUE" in on_both(seeded, orm(rename(1, "Rusty-Man"), lambda s: s.delete(s.get(Hero, 1))))

@@ -21,6 +21,7 @@ from . import statement as stmt
 from .errors import NotSupportedError, in_row
 from .tables import Tables
 from .transport import Transport
+from .unique_view import Step, UniqueView, moves_values
 
 log = logging.getLogger("sa_dynamo.dbapi")
 
@@ -39,10 +40,15 @@ class Pending:
 class Buffer:
     """The writes of one transaction, and the items as committed that it has read."""
 
-    def __init__(self, transport: Transport, tables: Tables, hide_parameters: bool = False):
+    def __init__(
+        self, transport: Transport, tables: Tables, hide_parameters: bool = False, checks_unique: bool = True
+    ):
         self.transport = transport
         self.tables = tables
         self.hide_parameters = hide_parameters
+        # Each statement's unique values checked as it is held (unique_view.py); off where a
+        # commit of that statement alone follows, which the guards' own writes check atomically.
+        self.checks_unique = checks_unique
         self.discard()
 
     def __len__(self) -> int:
@@ -59,6 +65,7 @@ class Buffer:
         # the keys of the versioned writes of the ORM's next flush, not read yet (announce())
         self._announced: dict[str, list[dict[str, Any]]] = {}
         self._versioned: set[tuple[str, overlay.Key]] = set()  # their items, read (or written)
+        self.unique_view = UniqueView(self.transport, self.tables)
 
     def announce(self, table: str, names: tuple[str, ...], keys: list[dict[str, Any]]) -> None:
         """The items (keys as AttributeValues, the table's key attributes ``names`` HASH first)
@@ -134,7 +141,8 @@ class Buffer:
                 t if versioned and w is not None and self._known(w) in versioned else None
                 for (_, w), t in zip(held, tests, strict=True)
             ]
-        if rows == 1:  # checked: it fails before changing anything
+        guarded = [w for _, w in held if self._keeps_unique(w)]
+        if rows == 1 and not guarded:  # checked: it fails before changing anything
             return [self._hold(kind, *held[0], tests[0], matched)]
         tested = [
             w
@@ -142,22 +150,62 @@ class Buffer:
             if test and w and w.identity not in self._writes and not matched
         ]
         self._read_committed(_keys_by_table(tested), f"this {kind} tests, to count the rows it matches")
+        moving = [w for w in guarded if w.kind == "UPDATE" and moves_values(w, self.tables.unique(w.table))]
+        self._read_committed(
+            _keys_by_table(moving), f"whose unique values this {kind} may change, to check them"
+        )
         counts = []
         with self.undone_on_error():
+            steps = []
             for row, ((body, write), test) in enumerate(zip(held, tests, strict=True)):
                 with in_row(row, rows):
+                    step = self._before(write) if self._keeps_unique(write) else None
                     counts.append(self._hold(kind, body, write, test, matched))
+                    if step is not None and counts[-1] != 0:
+                        steps.append(self._after(row, step))
+            if steps:
+                self.unique_view.check(steps, rows, self.committed_item, self.hide_parameters)
         return counts
+
+    def _keeps_unique(self, write: writes.Write | None) -> bool:
+        """Whether ``write``'s statement is checked for the unique values it takes."""
+        return write is not None and self.checks_unique and bool(self.tables.unique(write.table))
+
+    def _before(self, write: writes.Write) -> tuple[writes.Write, overlay.Item | None, bool] | None:
+        """The start of ``write``'s step (unique_view.Step): the write, its item as this
+        transaction sees it, whether it is an INSERT of an item the transaction has not written.
+        None for an UPDATE that leaves the unique columns alone; a DELETE takes no value, but
+        frees its item's for later statements."""
+        if write.kind == "DELETE":
+            return write, None, False
+        if not moves_values(write, self.tables.unique(write.table)):
+            return None
+        return write, self._seen(write), write.kind == "INSERT" and write.identity not in self._writes
+
+    def _after(self, row: int, start: tuple[writes.Write, overlay.Item | None, bool]) -> Step:
+        write, before, fresh = start
+        return Step(row, write, before, None if write.kind == "DELETE" else self._seen(write), fresh)
+
+    def _seen(self, write: writes.Write) -> overlay.Item | None:
+        """The item of ``write`` as this transaction sees it now (its writes applied)."""
+        pending = self._writes.get(write.identity)
+        if pending is None:  # not written: as stored; an INSERT's item, unless stored, is new
+            return None if write.kind == "INSERT" else self.committed_item(write.table, write.key)
+        action = pending.action
+        committed = self.committed_item(write.table, write.key) if action.kind == "UPDATE" else None
+        return overlay.image(action, committed)
 
     @contextlib.contextmanager
     def undone_on_error(self) -> Iterator[None]:
         """The writes held within the block are let go if it fails: the buffer is left as it
         was; what was read of the committed items stays true."""
         saved = (list(self._pending), dict(self._writes), list(self.merged_away), self._executed)
+        seen = self.unique_view.saved()
         try:
             yield
         except BaseException:
             self._pending, self._writes, self.merged_away, self._executed = saved
+            self.unique_view.restore(seen)
             raise
 
     def _checked(

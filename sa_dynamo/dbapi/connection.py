@@ -155,7 +155,9 @@ class Connection:
             return report_partial(error, done, later, rows[failed], noun="write")
         return report_partial(error, done, rows[failed] + later, [], noun="write")
 
-    def _commit_atomically(self, chunk: list[Pending]) -> None:
+    def _commit_atomically(self, chunk: list[Pending], refused: str = unique.NOTHING_WRITTEN) -> None:
+        """Send ``chunk`` as one ExecuteTransaction (``refused``: what the error of a unique
+        value taken already says became of the writes)."""
         actions = [pending.action for pending in chunk]
         statements = [a.render() if isinstance(a, (writes.Write, unique.GuardWrite)) else a for a in actions]
         # One token per attempt at this commit: botocore's retries resend it, so a commit whose
@@ -177,7 +179,7 @@ class Connection:
             if cancelled and all(isinstance(a, unique.GuardWrite) for a, _ in cancelled):
                 guard, reason = cancelled[0]
                 if guard.kind == "INSERT" and _duplicate(reason):
-                    taken = guard.violated(self.hide_parameters)
+                    taken = guard.violated(self.hide_parameters, refused)
                     taken.code, taken.response, taken.statements = error.code, error.response, statements
                     raise taken from None
             failed = [
@@ -204,15 +206,20 @@ class Connection:
         AUTOCOMMIT: each row committed apart, as one transaction with the guards of its unique
         values; their rowcounts. An UPDATE or DELETE whose condition fails counts 0, as its own
         statement would. Rows after a failed one are not sent, and the error says which were
-        applied. (all_or_nothing is the other way round: several statements' writes as one.)"""
+        applied. The rows of one UPDATE by any WHERE (``matched``) are one SQL statement, which
+        SQL refuses whole: their unique values are all checked before the first is sent.
+        (all_or_nothing is the other way round: several statements' writes as one.)"""
+        if matched and kind == "UPDATE" and len(statements) > 1:
+            Buffer(self.transport, self.tables, self.hide_parameters).hold(kind, statements, tests, matched)
+        refused = "so this row was not written" if len(statements) > 1 else unique.NOTHING_WRITTEN
         counts: list[int] = []
         for row, statement in enumerate(statements):
-            alone = Buffer(self.transport, self.tables, self.hide_parameters)
+            alone = Buffer(self.transport, self.tables, self.hide_parameters, checks_unique=False)
             try:
                 (count,) = alone.hold(kind, [statement], tests[row : row + 1] if tests else None, matched)
                 held, _ = alone.take()
                 if held:
-                    self._commit_atomically(held)
+                    self._commit_atomically(held, refused)
             except Error as error:
                 if kind in ("UPDATE", "DELETE") and _row_condition_failed(error):
                     count = 0

@@ -36,6 +36,7 @@ from .validate import number_text
 from .writes import Condition, Write, quote
 
 _LONGEST_READABLE_KEY = 1024
+NOTHING_WRITTEN = "so nothing was written"  # what a refused commit wrote, for its message
 
 Item = dict[str, Any]
 Committed = Callable[[str, tuple[tuple[str, Any], ...]], "Item | None"]
@@ -119,18 +120,20 @@ class GuardWrite:
             "Parameters": [{"S": self.key}],
         }
 
-    def violated(self, hidden: bool) -> IntegrityError:
+    def violated(self, hidden: bool, outcome: str = NOTHING_WRITTEN) -> IntegrityError:
         """The error of this value being held already by another row."""
-        return violation(self.table, self.columns, self.key, hidden)
+        return violation(self.table, self.columns, self.key, hidden, outcome)
 
 
-def violation(table: str, columns: tuple[str, ...], key: str, hidden: bool) -> IntegrityError:
-    """SQLite's wording, then the value (unless hidden) and what to do."""
+def violation(
+    table: str, columns: tuple[str, ...], key: str, hidden: bool, outcome: str = NOTHING_WRITTEN
+) -> IntegrityError:
+    """SQLite's wording, then the value (unless hidden), what became of the write and what to do."""
     names = ", ".join(f"{table}.{name}" for name in columns)
     value = "" if hidden else f" ({shown(key, False)})"
     return IntegrityError(
-        f"UNIQUE constraint failed: {names}: another row already holds this value{value}, so nothing "
-        "was written. Give this row another value, or change or delete the row that holds it first"
+        f"UNIQUE constraint failed: {names}: another row already holds this value{value}, {outcome}. "
+        "Give this row another value, or change or delete the row that holds it first"
     )
 
 
