@@ -5,6 +5,7 @@ are counted; a concurrent change between the read and the commit is a StaleDataE
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,6 +25,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects import registry  # noqa: F401  (the dialect is registered by the package)
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from sqlalchemy.orm.exc import StaleDataError
 from support.sent import requests_built
 
@@ -219,6 +221,80 @@ def test_an_item_written_by_two_statements_must_still_match_both_at_commit(datab
         with pytest.raises(StaleDataError, match="matched no item at commit"):
             conn.commit()
     assert ("P1", "001", 5, "y") in contents(dynamodb, table)
+
+
+def rounds(lo: int, hi: int, who: str, gone: list[str]) -> list[Any]:
+    """An UPDATE by a WHERE with an IN list (which an executemany of its writes cannot take,
+    so the list is written out), a DELETE by another, the same UPDATE again."""
+
+    def again(t: Table) -> Any:
+        return update(t).where(or_(t.c.n.between(lo, hi), t.c.s == who), t.c.n.not_in([0])).values(s="w")
+
+    return [again, lambda t: delete(t).where(t.c.s.in_(gone)), again]
+
+
+@pytest.mark.parametrize("autocommit", [True, False], ids=["autocommit", "transaction"])
+def test_the_writes_take_this_executions_values(databases, autocommit):
+    """The writes by key of a statement compiled once (SQLAlchemy's cache) carry the values of
+    each execution, not of the first: an IN list written out for the executemany of the writes
+    kept the other conditions' values it was compiled with, which failed the writes (AUTOCOMMIT:
+    rows missing from the rowcount; a transaction: a StaleDataError at commit)."""
+    assert both(databases, rounds(5, 6, "x", ["y"]), autocommit)[0] > 0
+    assert both(databases, rounds(1, 2, "z", ["x", "w"]), autocommit)[0] > 0
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Person(Base):
+    __tablename__ = f"by_read_people_{uuid.uuid4().hex[:8]}"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str]
+    name: Mapped[str]
+    fullname: Mapped[str | None]
+    tier: Mapped[int | None]
+    __mapper_args__ = {"polymorphic_on": "kind", "polymorphic_identity": "person"}
+
+
+class Member(Person):
+    __mapper_args__ = {"polymorphic_identity": "member"}
+
+
+def test_a_subclass_updated_deleted_and_updated_again_commits_like_sqlite(engine):
+    """Issue 40's sequence on a subclass, whose writes carry the discriminator's IN list: run
+    with other values first, it commits and leaves what SQLite leaves, no StaleDataError."""
+
+    def sequence(session: Session, lo: int, hi: int, who: str, gone: list[str]) -> list[int]:
+        changed = update(Member).where(Member.tier.between(lo, hi) | (Member.name == who))
+        options = {"synchronize_session": False, **ALLOW}
+        changed = changed.values(fullname=None).execution_options(**options)
+        removed = delete(Member).where(Member.name.in_(gone)).execution_options(**options)
+        counts = [session.execute(s).rowcount for s in (changed, removed, changed)]
+        session.commit()
+        return counts
+
+    names = ["ann", "bob", "cy", "dee", "eve", "fay", "gus", "hal"]
+    sqlite, got = create_engine("sqlite://"), []
+    for each in (sqlite, engine):
+        Base.metadata.create_all(each)
+        with Session(each) as session:
+            session.add_all(
+                [Member(id=i, name=n, fullname=n.upper(), tier=i % 4) for i, n in enumerate(names)]
+            )
+            session.commit()
+            counts = [
+                sequence(session, 3, 3, "eve", ["fay", "gus"]),
+                sequence(session, 1, 2, "dee", ["ann", "cy"]),
+            ]
+            rows = sorted(
+                (m.id, m.fullname) for m in session.scalars(select(Member).execution_options(**ALLOW))
+            )
+            got.append((counts, rows))
+        Base.metadata.drop_all(each)
+    sqlite.dispose()
+    assert got[0] == got[1]
+    assert min(got[1][0][1]) > 0  # the second sequence updated and deleted rows
 
 
 def test_a_transaction_writes_by_where_over_what_it_wrote(databases):

@@ -101,6 +101,10 @@ def written_out(statement: Any, values: Values) -> tuple[Any, dict[str, Any]]:
     given: dict[str, Any] = {}
 
     def replace_list(element: Any) -> Any:
+        if isinstance(element, elements.BindParameter) and not element.expanding:
+            # kept, not cloned: a clone of an anonymous parameter takes a new key, which the
+            # values given by key would miss, and it would carry the value it was compiled with
+            return element
         right = getattr(element, "right", None)
         right = right.element if isinstance(right, elements.Grouping) else right
         if not (
