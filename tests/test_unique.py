@@ -466,3 +466,15 @@ def test_an_orm_flush_is_refused_at_the_statement_that_takes_the_value(seeded):
     """The rename to a held name fails at its flush, before the next change could free it."""
     assert "UNIQUE" in on_both(seeded, orm(rename(1, "Rusty-Man"), rename(1, "Zed")))
     assert "UNIQUE" in on_both(seeded, orm(rename(1, "Rusty-Man"), lambda s: s.delete(s.get(Hero, 1))))
+
+
+def test_an_executemany_stopped_by_a_held_value_says_which_rows_were_written(seeded):
+    """In AUTOCOMMIT each row of an executemany is its own statement, as in SQLite: the rows
+    before the refused one stay written, and the error says so rather than "nothing"."""
+    rows = [{"id": 8, "name": "New"}, {"id": 9, "name": "Deadpond"}]
+    with pytest.raises(IntegrityError) as raised, seeded[0].connect() as conn:
+        conn.execution_options(isolation_level="AUTOCOMMIT").execute(insert(HERO), rows)
+    message = str(raised.value.orig)
+    assert "another row already holds this value" in message
+    assert "so this row was not written" in message and "nothing was written" not in message
+    assert message.endswith("applied: row 0; not applied: row 1")
