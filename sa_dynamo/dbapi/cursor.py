@@ -32,8 +32,8 @@ class Cursor(Writes):
     """PEP 249 cursor. Extensions: ``page_size`` (items DynamoDB evaluates per request),
     ``consistent_read``, ``max_rows`` (stop reading after that many rows), ``skip_rows`` (SQL's
     OFFSET: that many rows are read and dropped before the first is handed out), ``count_only`` (a
-    RETURNING write sets rowcount but yields no rows), ``count`` ("rows"/"values": a SELECT
-    yields one row, the COUNT), ``discriminator`` (see Discriminator), ``item_filter`` (a test
+    RETURNING write sets rowcount but yields no rows), ``count`` ("rows"/"values"/"present":
+    a SELECT yields one row, the COUNT: paging.counted), ``discriminator`` (see Discriminator), ``item_filter`` (a test
     of the items read, applied here in DynamoDB's place: see ItemFilter), ``page_rows`` with
     ``start_token`` (read exactly one page of rows; ``resume_token`` continues after it),
     ``client_read`` (a batch of key reads, or rows sorted on the client: see client_reads.py),

@@ -19,7 +19,7 @@ from . import statement as stmt
 from .client_reads import ClientRead
 from .errors import NotSupportedError
 from .ordering import sort_key
-from .paging import Pages, keys_of, projection
+from .paging import Pages, counted, keys_of, projection
 from .tables import Source
 from .values import deserialize, deserialize_item, key_of
 from .writes import Write
@@ -137,10 +137,7 @@ def read(
     items = client.items(pages, body) if client is not None and client.key_width else pages.every_item(body)
     merged = merge(items, images, source_keys, matches, stmt.order_by(operation))
     if cursor.count is not None:
-        if cursor.count == "values":  # COUNT(attribute): the items where it is present and not NULL
-            attribute = projection(operation)[0]
-            merged = [i for i in merged if attribute in i and "NULL" not in i[attribute]]
-        return ("count",), [(len(merged),)]
+        return ("count",), [(counted(merged, cursor.count, projection(operation)[0]),)]
     if paths is not None:
         if cursor.hidden_columns:
             paths = paths[: -cursor.hidden_columns]

@@ -124,6 +124,17 @@ class ItemFilter(NamedTuple):
         return self.test({name: value(item[name]) for name in self.attributes if name in item})
 
 
+def counted(items: Sequence[Mapping[str, Any]], how: str, attribute: str) -> int:
+    """SQL's COUNT of ``items``: "rows" counts them all; "values" (COUNT(column)) those whose
+    attribute is present and not NULL; "present" those that have it, a stored NULL included
+    (a JSON column's, which is JSON's null: a value)."""
+    if how == "rows":
+        return len(items)
+    if how == "present":
+        return sum(1 for item in items if attribute in item)
+    return sum(1 for item in items if attribute in item and "NULL" not in item[attribute])
+
+
 class Pages:
     """The pages of one statement's result, and what reading them cost.
 
@@ -320,15 +331,10 @@ class Pages:
         return rows[before : before + size]
 
     def count(self, body: dict[str, Any], how: str, attribute: str) -> int:
-        """COUNT: read every page. "rows" counts items; "values" counts items whose attribute is
-        present and not NULL (SQL's COUNT(column))."""
+        """COUNT: read every page, each counted by ``counted``."""
         total = 0
         while True:
-            items = self.read(body)
-            if how == "rows":
-                total += len(items)
-            else:
-                total += sum(1 for item in items if attribute in item and "NULL" not in item[attribute])
+            total += counted(self.read(body), how, attribute)
             if not self.next_token:
                 return total
 

@@ -84,6 +84,8 @@ class TableRules:
     # the columns of each unique constraint (unique=True, UniqueConstraint, a unique Index),
     # kept by guard items (unique.py)
     unique: tuple[tuple[str, ...], ...] = ()
+    # attributes whose stored NULL is a value (JSON columns: JSON's null), so only absence is NULL
+    null_is_value: frozenset[str] = frozenset()
 
 
 def rules_from_description(described: dict[str, Any]) -> TableRules:
@@ -299,13 +301,16 @@ def _check_required(write: Write, rules: TableRules, hidden: bool) -> None:
     """NOT NULL as SQL enforces it: a write may not leave a nullable=False column without a
     value (an INSERT leaving it out, an UPDATE setting it to None, which REMOVEs it). The
     planner relies on it too: an index whose sort key is such a column holds every item."""
+    values = write.values
+
+    def null(name: str) -> bool:
+        return "NULL" in values.get(name, {}) and name not in rules.null_is_value
+
     if write.kind in ("INSERT", "PUT"):
-        left = [name for name in rules.required if name not in write.values or "NULL" in write.values[name]]
+        left = [name for name in rules.required if name not in values or null(name)]
         what = "this INSERT gives it no value (None or left out)"
     elif write.kind == "UPDATE":
-        left = [
-            name for name in rules.required if name in write.removes or "NULL" in write.values.get(name, {})
-        ]
+        left = [name for name in rules.required if name in write.removes or null(name)]
         what = "this UPDATE sets it to None (which removes the attribute)"
     else:
         return

@@ -26,6 +26,21 @@ _NUMBERS = DYNAMODB_CONTEXT  # what TypeDeserializer reads NS elements with
 _EXACT_INTS = 10**MAX_DIGITS
 
 
+class _StoredNull:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "STORED_NULL"
+
+    def __reduce__(self) -> str:
+        return "STORED_NULL"
+
+
+# A parameter that stores DynamoDB's NULL (JSON's null), where None leaves the attribute absent
+# (SQL's NULL): a JSON column's None is a value, as SQL stores JSON's null.
+STORED_NULL: Any = _StoredNull()
+
+
 def _number(value: int | float | Decimal) -> str:
     """The canonical N text of a number, or DataError for one DynamoDB cannot store."""
     if type(value) is int and -_EXACT_INTS < value < _EXACT_INTS:
@@ -83,7 +98,7 @@ def serialize(value: Any, depth: int = 0) -> dict[str, Any]:
     """One Python value as a DynamoDB AttributeValue. ``depth``: the maps and lists around it;
     DynamoDB stores 32 levels, and a deeper value (or one that contains itself) is refused here
     rather than exhausting Python's recursion."""
-    if value is None:
+    if value is None or value is STORED_NULL:
         return {"NULL": True}
     if isinstance(value, bool):
         return {"BOOL": value}

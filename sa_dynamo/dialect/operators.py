@@ -260,6 +260,23 @@ OPERATORS: dict[Any, Operator] = {
 }
 
 
+def _document(test: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    return lambda stored, value: stored is not MISSING and test(stored, value)
+
+
+# The tests of a whole JSON attribute, where a stored NULL is JSON's null: a value (as SQL stores
+# JSON's null as the text 'null'), so only a missing attribute is SQL's NULL. A compared None is
+# JSON.NULL's (SQL's NULL never gets this far: value_checks.py decides that no row matches).
+DOCUMENT_TESTS: dict[Any, Callable[[Any, Any], bool]] = {
+    operators.is_: lambda stored, _: stored is MISSING,
+    operators.is_not: lambda stored, _: stored is not MISSING,
+    operators.eq: _document(equal),
+    operators.ne: _document(lambda stored, value: not equal(stored, value)),
+    operators.in_op: _document(lambda stored, values: any(equal(stored, v) for v in values)),
+    operators.not_in_op: _document(lambda stored, values: not any(equal(stored, v) for v in values)),
+}
+
+
 def having(**wanted: Any) -> frozenset[Any]:
     """SQLAlchemy's operators whose definitions have these field values (``ordering=True``), or
     play this key role (``keys="range"``)."""

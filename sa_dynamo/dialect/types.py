@@ -16,10 +16,11 @@ from typing import Any
 
 from sqlalchemy import types as sqltypes
 from sqlalchemy.exc import ArgumentError
-from sqlalchemy.sql import operators
+from sqlalchemy.sql import elements, operators
 
 from ..dbapi.errors import shown
 from ..dbapi.limits import EXPONENTS
+from ..dbapi.values import STORED_NULL
 
 # DynamoDB attribute types a key attribute can have, by SQLAlchemy type affinity (Enum is a
 # String, Float a Numeric; Boolean, JSON and the set types have no entry).
@@ -284,10 +285,25 @@ class JSONElementAs(sqltypes.TypeDecorator):
 
 
 class DynamoJSON(sqltypes.JSON):
-    """JSON as a native DynamoDB map or list, so its parts can be read and filtered by path."""
+    """JSON as a native DynamoDB map or list, so its parts can be read and filtered by path.
+
+    JSON's null is an attribute stored as DynamoDB's NULL, SQL's NULL an absent attribute, as
+    SQLAlchemy tells them apart: None is JSON's null unless ``none_as_null=True``, ``JSON.NULL``
+    always, ``null()`` never. Both read back as None."""
 
     def bind_processor(self, dialect):
-        return None
+        json_null, none_as_null = self.NULL, self.none_as_null
+
+        def process(value):
+            if value is None:
+                return None if none_as_null else STORED_NULL
+            if value is json_null:
+                return STORED_NULL
+            if isinstance(value, elements.Null):
+                return None
+            return value
+
+        return process
 
     def result_processor(self, dialect, coltype):
         def process(value):

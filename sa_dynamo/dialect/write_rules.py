@@ -21,6 +21,7 @@ from sqlalchemy import Table, UniqueConstraint
 from sqlalchemy import types as sqltypes
 
 from ..dbapi.validate import AttributeRule, KeyAttribute, TableRules, round_to_scale
+from .compiler.normal_form import has_affinity
 from .key_schema import index_key_schema, key_schema
 from .types import BinarySet, NumberSet, StringSet, attribute_type
 
@@ -94,9 +95,12 @@ def table_rules(table: Table) -> TableRules:
     required = {
         column.name: next((fk.target_fullname.rpartition(".")[0] for fk in column.foreign_keys), None)
         for column in table.columns
-        if not column.nullable and column.name not in key and not _json_null_is_a_value(column.type)
+        if not column.nullable and column.name not in key
     }
-    rules = TableRules(table.name, key, keys, attributes, required, unique_constraints(table))
+    documents = frozenset(column.name for column in table.columns if has_affinity(column.type, sqltypes.JSON))
+    rules = TableRules(
+        table.name, key, keys, attributes, required, unique_constraints(table), null_is_value=documents
+    )
     _cache[table] = (shape, rules)
     return rules
 
@@ -113,12 +117,6 @@ def unique_constraints(table: Table) -> tuple[tuple[str, ...], ...]:
     ]
     found += [tuple(c.name for c in index.columns) for index in table.indexes if index.unique]
     return tuple(sorted(dict.fromkeys(columns for columns in found if not key <= set(columns))))
-
-
-def _json_null_is_a_value(type_: sqltypes.TypeEngine) -> bool:
-    """A JSON column's None is JSON's null unless ``none_as_null=True``: SQL stores it in a NOT
-    NULL column (SQLAlchemy's own JSON round-trip tests insert it)."""
-    return isinstance(type_, sqltypes.JSON) and not type_.none_as_null
 
 
 def stored_value(type_: sqltypes.TypeEngine, value: Any) -> Any:

@@ -332,22 +332,21 @@ def test_unstorable_numbers_are_refused_and_nothing_is_written(
 
 
 def test_none_and_empty_sets_leave_attributes_absent(engine, raw, sent, typed, key):
-    """INSERT omits them, UPDATE REMOVEs them: a missing attribute is SQL NULL."""
-    nothing = {"string": None, "doc": None, "aware": None, "tags": set(), "scores": None}
+    """INSERT omits them, UPDATE REMOVEs them: a missing attribute is SQL NULL (a JSON column's
+    None is JSON's null, a value: test_json_null.py)."""
+    nothing = {"string": None, "aware": None, "tags": set(), "scores": None}
     insert(engine, typed, {"pk": key, "integer": 1, **nothing})
     assert stored(raw, typed, key) == {"pk": {"S": key}, "integer": {"N": "1"}}
     assert {name: read(engine, typed, key)[name] for name in nothing} == dict.fromkeys(nothing)
     with engine.begin() as conn:
         conn.execute(
-            typed.update()
-            .where(typed.c.pk == key)
-            .values(string="x", doc={"k": 1}, aware=AWARE, tags={"t"}, scores={2})
+            typed.update().where(typed.c.pk == key).values(string="x", aware=AWARE, tags={"t"}, scores={2})
         )
     sent.clear()
     with engine.begin() as conn:
         conn.execute(typed.update().where(typed.c.pk == key).values(integer=2, **nothing))
     assert sent == [
-        f'UPDATE "{typed.name}" SET "integer" = ? REMOVE "string" REMOVE "aware" REMOVE "doc" REMOVE "tags" '
+        f'UPDATE "{typed.name}" SET "integer" = ? REMOVE "string" REMOVE "aware" REMOVE "tags" '
         'REMOVE "scores" WHERE "pk" = ?'
     ]
     assert stored(raw, typed, key) == {"pk": {"S": key}, "integer": {"N": "2"}}
@@ -390,6 +389,7 @@ def test_quotes_and_unicode_in_names_and_values(engine, raw, awkward):
         "order": {"N": "1"},
         "$type": {"S": "T'1"},
         label.name: {"S": "ü"},
+        "value": {"NULL": True},  # a JSON column's None: JSON's null
     }
 
 

@@ -17,7 +17,7 @@ from ...sqlalchemy_private import retyped
 from ..operators import NULL_NEVER_TRUE, OPERATORS, ORDERINGS, STRING_TESTS, words
 from ..types import BinarySet, NumberSet, StringSet
 from .like import LIKE_METHODS, LikeEscaped, LikePrefix
-from .normal_form import equals, has_affinity, is_boolean_attribute
+from .normal_form import equals, has_affinity, is_boolean_attribute, is_document
 
 # contains() tests a member of a set or list too; the other string tests take strings only.
 CONTAINMENT = {operators.contains_op, operators.not_contains_op}
@@ -38,11 +38,6 @@ _TAKES = {
 _LIKES = {operators.like_op, operators.not_like_op}
 # A document path is no test of its own: it reads into a map or list (expressions.py).
 PATHS = {operators.json_getitem_op, operators.json_path_getitem_op}
-
-
-def _is_document(clause: Any) -> bool:
-    """A whole JSON attribute (not a path into one)."""
-    return isinstance(clause, elements.ColumnClause) and has_affinity(clause.type, sqltypes.JSON)
 
 
 def compared_parameters(binary: Any, right: Any = None) -> list[Any]:
@@ -93,6 +88,8 @@ class Conditions:
         if self._is_key(subject):
             return text
         attribute = self.compiler.process(subject, **kw)
+        if is_document(subject):  # a stored NULL is JSON's null, a value
+            return f"({text} AND attribute_exists({attribute}))"
         return f"({text} AND attribute_exists({attribute}) AND {attribute} <> NULL)"
 
     def unordered(self, what: str) -> None:
@@ -153,7 +150,7 @@ class Conditions:
                 f"an ordering of the boolean attribute {getattr(left, 'name', '')}".rstrip(),
                 "DynamoDB orders no booleans; compare with == True or == False",
             )
-        if op in ORDERINGS and (has_affinity(left.type, _SETS) or _is_document(left)):
+        if op in ORDERINGS and (has_affinity(left.type, _SETS) or is_document(left)):
             kind = "set" if has_affinity(left.type, _SETS) else "JSON document"
             refuse(
                 f"an ordering of the {kind} attribute {getattr(left, 'name', '')}".rstrip(),
@@ -177,7 +174,7 @@ class Conditions:
         it does not take (of a document, only a whole one: a path into it may hold any type)."""
         if not has_affinity(operand.type, refused):
             return
-        if has_affinity(operand.type, sqltypes.JSON) and not _is_document(operand):
+        if has_affinity(operand.type, sqltypes.JSON) and not is_document(operand):
             return
         if has_affinity(operand.type, _SETS):
             kind, instead = "set", "test a member with contains()"
@@ -212,6 +209,8 @@ class Conditions:
             refuse("IS with a value other than NULL", "compare with == instead")
         if self._is_key(binary.left):
             return f"{left} IS NULL"  # never true: a key always has a value
+        if is_document(binary.left):  # a stored NULL is JSON's null
+            return f"{left} IS MISSING"
         return f"({left} IS NULL OR {left} IS MISSING)"
 
     def render_is_not_null(self, binary: Any, **kw: Any) -> str:
@@ -222,6 +221,8 @@ class Conditions:
         # ORDER BY, where IS NOT NULL fails.
         if self._is_key(binary.left):
             return f"{left} <> NULL"
+        if is_document(binary.left):
+            return f"attribute_exists({left})"
         return f"(attribute_exists({left}) AND {left} <> NULL)"
 
     def in_list(self, binary: Any, **kw: Any) -> str:

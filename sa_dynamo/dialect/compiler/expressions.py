@@ -10,6 +10,7 @@ from sqlalchemy.sql import elements, sqltypes
 from ...dbapi.limits import FUNCTIONS
 from ...exc import refuse
 from ..client_side.aggregates import AGGREGATES
+from .normal_form import is_document
 
 COUNT_ROWS = "\x00count\x00"
 
@@ -85,7 +86,8 @@ class Expressions:
             self.aggregated = True
             return f"{name}(?)"
         if isinstance(counted, elements.ColumnClause) and not counted.is_literal:
-            self.compiler.record.count = "values"
+            # a JSON column's stored NULL is JSON's null, which COUNT counts
+            self.compiler.record.count = "present" if is_document(counted) else "values"
             return self.compiler.process(counted, **kw)
         self.compiler.record.count = "rows"  # COUNT(), COUNT(*), COUNT(1)
         return COUNT_ROWS

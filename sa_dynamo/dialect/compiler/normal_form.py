@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Boolean, TypeDecorator, and_, false, func, or_, true
+from sqlalchemy import JSON, Boolean, TypeDecorator, and_, false, func, or_, true
 from sqlalchemy.sql import elements, functions, operators
 from sqlalchemy.sql.selectable import Alias, Subquery
 
@@ -22,6 +22,12 @@ def has_affinity(type_: Any, generic: type) -> bool:
     while isinstance(type_, TypeDecorator):
         type_ = type_.impl_instance
     return isinstance(type_, generic)
+
+
+def is_document(clause: Any) -> bool:
+    """A whole JSON attribute (not a path into one): a stored NULL in it is JSON's null, a value,
+    and only an absent attribute is SQL's NULL (DynamoJSON)."""
+    return isinstance(clause, elements.ColumnClause) and has_affinity(clause.type, JSON)
 
 
 def is_boolean_attribute(clause: Any) -> bool:

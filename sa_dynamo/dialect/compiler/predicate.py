@@ -18,9 +18,19 @@ from sqlalchemy.sql import elements, functions, operators
 
 from ...dbapi.values import received
 from ...sqlalchemy_private import bind_processors
-from ..operators import MISSING, OPERATORS, contains, equal, kind, like_pattern, present, starts_with
+from ..operators import (
+    DOCUMENT_TESTS,
+    MISSING,
+    OPERATORS,
+    contains,
+    equal,
+    kind,
+    like_pattern,
+    present,
+    starts_with,
+)
 from .like import ForDynamoDB, unescaped
-from .normal_form import attribute_first
+from .normal_form import attribute_first, is_document
 
 Values = Callable[[Any], Any]  # a bind parameter -> its value as DynamoDB receives it
 Test = Callable[[Any, Values], bool]  # an item (a mapping), or what a resolver reads
@@ -97,15 +107,14 @@ def _binary(clause: elements.BinaryExpression, resolve: Resolve | None) -> Test:
     if definition is None:
         raise NotImplementedError(f"no predicate for the operator {op}")  # the compiler refused it already
     operand = operand_of(clause.left, resolve)
+    holds = DOCUMENT_TESTS.get(op, definition.holds) if is_document(clause.left) else definition.holds
     if op in (operators.is_, operators.is_not):
-        return lambda item, values: definition.holds(operand(item, values), None)
+        return lambda item, values: holds(operand(item, values), None)
     if op in (operators.between_op, operators.not_between_op):
         low, high = (_bound(bound, resolve) for bound in clause.right.clauses)
-        return lambda item, values: definition.holds(
-            operand(item, values), (low(item, values), high(item, values))
-        )
+        return lambda item, values: holds(operand(item, values), (low(item, values), high(item, values)))
     value = _escaped(clause, _bound(clause.right, resolve))
-    return lambda item, values: definition.holds(operand(item, values), value(item, values))
+    return lambda item, values: holds(operand(item, values), value(item, values))
 
 
 def _escaped(

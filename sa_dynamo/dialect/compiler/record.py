@@ -22,7 +22,7 @@ class Record:
     limit_bind: str | None = None  # the LIMIT's parameter: the driver stops after that many rows
     offset_bind: str | None = None  # the OFFSET's parameter: the driver skips that many rows
     bounded: bool = False  # the rows are bounded by the keys the WHERE names (no cap needed)
-    count: str | None = None  # "rows" for COUNT(*), "values" for COUNT(attribute)
+    count: str | None = None  # "rows" for COUNT(*), "values"/"present" for COUNT(attribute)
     count_only: bool = False  # a RETURNING write that returns its rowcount only
     global_index: bool = False  # a global index is read (no consistent reads there)
     hidden_columns: int = 0  # projected only for DynamoDB's sake, not returned
