@@ -1,5 +1,8 @@
 """SQLAlchemy types on DynamoDB attribute values.
 
+A value a type cannot store is the driver's DataError, raised by the bind processor before
+anything is sent, as the driver raises its own (SQLAlchemy wraps it as ``sqlalchemy.exc.DataError``).
+
 Dates and times are ISO-8601 strings of fixed width, so they sort in time order as strings and
 can be sort keys; timezone-aware values are stored in UTC. JSON is a native map/list. Sets are
 native string/number/binary sets; DynamoDB cannot store an empty set, so an empty set is stored
@@ -18,7 +21,7 @@ from sqlalchemy import types as sqltypes
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.sql import elements, operators
 
-from ..dbapi.errors import shown
+from ..dbapi.errors import DataError, shown
 from ..dbapi.limits import EXPONENTS
 from ..dbapi.values import STORED_NULL
 
@@ -150,16 +153,18 @@ class DynamoDateTime(sqltypes.DateTime):
             if value is None:
                 return None
             if not isinstance(value, datetime.datetime):
-                raise TypeError(f"expected a datetime, got {type(value).__name__}")
+                raise DataError(f"expected a datetime, got {type(value).__name__}")
             if aware:
                 if value.tzinfo is None:
-                    raise ValueError(
+                    raise DataError(
                         f"DateTime(timezone=True) needs an aware datetime, got naive {shown(value, hidden)}: "
                         "attach a tzinfo (e.g. datetime.timezone.utc)"
                     )
                 return value.astimezone(datetime.timezone.utc).isoformat(timespec="microseconds")
             if value.tzinfo is not None:
-                raise ValueError(
+                # SQLite's DateTime drops the offset and PostgreSQL shifts it to the session's
+                # zone, each silently: refused rather than guessed.
+                raise DataError(
                     f"DateTime() stores naive datetimes, got aware {shown(value, hidden)}: declare "
                     "DateTime(timezone=True) or pass a naive value"
                 )
@@ -180,7 +185,7 @@ class DynamoDate(sqltypes.Date):
             if value is None:
                 return None
             if isinstance(value, datetime.datetime) or not isinstance(value, datetime.date):
-                raise TypeError(f"expected a date, got {type(value).__name__}")
+                raise DataError(f"expected a date, got {type(value).__name__}")
             return value.isoformat()
 
         return process
@@ -344,7 +349,7 @@ class _SetType(sqltypes.UserDefinedType):
             if value is None or len(value) == 0:
                 return None
             if not all(isinstance(v, element_type) and not isinstance(v, bool) for v in value):
-                raise TypeError(f"a {kind} set holds only {allowed} values, got {shown(value, hidden)}")
+                raise DataError(f"a {kind} set holds only {allowed} values, got {shown(value, hidden)}")
             return set(value)
 
         return process

@@ -31,7 +31,7 @@ from sqlalchemy import (
     Uuid,
     select,
 )
-from sqlalchemy.exc import DataError, StatementError
+from sqlalchemy.exc import DataError
 
 from sa_dynamo import BinarySet, NumberSet, StringSet
 
@@ -223,16 +223,34 @@ def test_aware_datetime_comes_back_in_utc(engine, typed, key):
             "DateTime() stores naive datetimes, got aware 2024-01-01T00:00:00+00:00: declare "
             "DateTime(timezone=True) or pass a naive value",
         ),
+        ("naive", "2024-01-01", "expected a datetime, got str"),
+        ("date", datetime.datetime(2024, 1, 1), "expected a date, got datetime"),
         ("tags", {1}, "a string set holds only str values, got {1}"),
         ("scores", {True}, "a number set holds only int, float or Decimal values, got {True}"),
     ],
-    ids=["naive into aware", "aware into naive", "number in a string set", "bool in a number set"],
+    ids=[
+        "naive into aware",
+        "aware into naive",
+        "text into DateTime",
+        "datetime into Date",
+        "number in a string set",
+        "bool in a number set",
+    ],
 )
 def test_values_of_the_wrong_kind_are_refused(engine, raw, typed, key, column, value, message):
-    with pytest.raises(StatementError) as raised:
+    """A DataError before anything is sent, as for every other value DynamoDB cannot store."""
+    with pytest.raises(DataError) as raised:
         insert(engine, typed, {"pk": key, column: value})
     assert str(raised.value.orig) == message
     assert stored(raw, typed, key) is None
+
+
+@pytest.mark.parametrize("column", ["naive", "aware"])
+def test_a_datetime_of_the_wrong_kind_in_a_where_is_refused_before_sending(engine, typed, key, sent, column):
+    value = AWARE if column == "naive" else AWARE.replace(tzinfo=None)
+    with engine.connect() as conn, pytest.raises(DataError, match="DateTime"):
+        conn.execute(select(typed.c.pk).where(typed.c.pk == key, typed.c[column] == value))
+    assert not any(statement.startswith("SELECT") for statement in sent)
 
 
 @pytest.fixture
