@@ -188,3 +188,50 @@ def test_text_negations_skip_an_attribute_stored_as_null(engine, orders, raw):
             assert conn.execute(query).all() == [("b",)], condition
         query = text(f"SELECT sk FROM {orders.name} WHERE pk = 'C#9' AND n IS NULL")
         assert conn.execute(query).all() == [("a",)]
+
+
+def _sql_text_frames(pandas, engines, sql):
+    """The frames pandas reads for ``sql`` (a string, as users pass it, and as text()) from each
+    engine."""
+    return [[pandas.read_sql(query, engine) for query in (sql, text(sql))] for engine in engines]
+
+
+def test_pandas_reads_sql_text_typed_as_the_declared_table(engine, orders):
+    """Integer columns come back as int (int64 in pandas), as on SQLite, not as Decimal (which
+    pandas makes float): the engine created the table, so it knows the columns' types."""
+    pandas = pytest.importorskip("pandas")
+    sqlite = sa.create_engine("sqlite://")
+    orders.metadata.create_all(sqlite)
+    with engine.connect() as conn, sqlite.begin() as copy:
+        copy.execute(
+            orders.insert(),
+            [dict(row._mapping) for row in conn.execute(orders.select().where(orders.c.pk == "C#1"))],
+        )
+    for sql in (
+        f"SELECT * FROM {orders.name} WHERE pk = 'C#1' ORDER BY sk",
+        f"SELECT sk, n, n AS m, total FROM {orders.name} WHERE pk = 'C#1' ORDER BY sk",
+    ):
+        dynamodb, on_sqlite = _sql_text_frames(pandas, (engine, sqlite), sql)
+        for frame, expected in zip(dynamodb, on_sqlite, strict=True):
+            assert str(frame["n"].dtype) == "int64"
+            pandas.testing.assert_frame_equal(frame, expected)
+    sqlite.dispose()
+
+
+def test_sql_text_reads_a_reflected_table_as_its_select_does(orders, raw, endpoint_url):
+    """An engine that reflected the table types SQL text's results as the reflected Table's
+    own select() does: a document's numbers are int, as JSON means them."""
+    pandas = pytest.importorskip("pandas")
+    item = {"pk": {"S": "C#5"}, "sk": {"S": "a"}, "n": {"N": "7"}, "doc": {"M": {"k": {"N": "1"}}}}
+    raw.put_item(TableName=orders.name, Item=item)
+    other = sa.create_engine(f"dynamodb://{endpoint_url.removeprefix('http://')}")
+    reflected = Table(orders.name, MetaData(), autoload_with=other)
+    assert type(reflected.c.doc.type) is sa.JSON
+    with other.connect() as conn:
+        typed = conn.execute(sa.select(reflected.c.sk, reflected.c.doc).where(reflected.c.pk == "C#5")).all()
+        assert conn.execute(text(f"SELECT sk, doc FROM {orders.name} WHERE pk = 'C#5'")).all() == typed
+        assert type(typed[0].doc["k"]) is int
+    frame = pandas.read_sql(f"SELECT * FROM {orders.name} WHERE pk = 'C#5'", other)
+    expected = pandas.read_sql(sa.select(reflected).where(reflected.c.pk == "C#5"), other)
+    pandas.testing.assert_frame_equal(frame, expected[list(frame.columns)])  # the item has no total
+    other.dispose()

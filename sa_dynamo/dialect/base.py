@@ -139,6 +139,9 @@ class DynamoDBDialect(Reflection, default.DefaultDialect):
         # The write rules of those Tables, for SQL text's writes (its Tables are reflected, and
         # DynamoDB keeps no NOT NULL or column types); None when Tables of one name disagree.
         self.declared_rules: dict[str, TableRules | None] = {}
+        # The types of those Tables' columns, or of a reflected Table's, by table and column:
+        # SQL text's results come back typed by them (its Tables are untyped).
+        self.column_types: dict[str, dict[str, Any]] = {}
         # The tables those Tables' ForeignKeys reference with ondelete, each with the FKs: a
         # DELETE of one through a Table that does not know them (SQL text's) would skip them.
         self.ondelete_parents: dict[str, set[str]] = {}
@@ -150,12 +153,19 @@ class DynamoDBDialect(Reflection, default.DefaultDialect):
 
     def declared(self, table: Table) -> None:
         self.declared_columns[table.name] = tuple(c.name for c in table.columns)
+        self.column_types.setdefault(table.name, {}).update((c.name, c.type) for c in table.columns)
         for parent, described in foreign_keys.referenced(table):
             self.ondelete_parents.setdefault(parent, set()).add(described)
         rules = table_rules(table)
         self.declared_rules[table.name] = (
             rules if self.declared_rules.get(table.name, rules) == rules else None
         )
+
+    def result_type(self, results: sql_text.ResultAttributes, column: str) -> Any:
+        """The declared (or reflected) type of the attribute a result column of SQL text holds;
+        None when the engine knows none."""
+        attribute = results.attribute(column)
+        return None if attribute is None else self.column_types.get(results.table, {}).get(attribute)
 
     def translate_text(
         self, connection: Any, sql: str, binds: Any = None, result_types: Any = None

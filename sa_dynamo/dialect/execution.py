@@ -80,6 +80,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
     control_plane_request: tuple[str, dict[str, Any]] | None = None
     row_groups: list[tuple[str, list]] | None = None
     matches_nothing = False
+    text_results: Any = None  # SQL text's: the attributes its result columns hold (ResultAttributes)
 
     @classmethod
     def _init_compiled(
@@ -98,6 +99,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         """text() and text().columns(): the SQL becomes a Core statement, compiled by the one
         compiler, and executes as that statement (what echo and the events show)."""
         text, result_types = _sql_text_of(compiled.statement)
+        results = None
         if text is not None:
             binds = text_bindparams(text)
             translated = dialect.translate_text(connection, text.text, binds, result_types)
@@ -107,6 +109,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                 if bind.value is not None or bind.callable is not None
             }
             compiled, invoked_statement = translated.compiled, translated.statement
+            results = translated.results
             parameters = translated.parameters(parameters, defaults)
             extracted_parameters = None
             kw.pop("param_dict", None)  # the text's own parameters, already in ``parameters``
@@ -122,7 +125,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
                 "a JSON path in an executemany",
                 "execute the statement once for each row, or leave the path's test out of it",
             )
-        return super()._init_compiled(
+        context = super()._init_compiled(
             dialect,
             connection,
             dbapi_connection,
@@ -134,6 +137,8 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             *args,
             **kw,
         )
+        context.text_results = results
+        return context
 
     @classmethod
     def _init_statement(
@@ -148,7 +153,7 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
         """exec_driver_sql (and pandas.read_sql of a string): the same translation as text(),
         with ``?`` parameters."""
         translated = dialect.translate_text(connection, statement)
-        return cls._init_compiled(
+        context = cls._init_compiled(
             dialect,
             connection,
             dbapi_connection,
@@ -158,6 +163,18 @@ class DynamoDBExecutionContext(default.DefaultExecutionContext):
             translated.statement,
             None,
         )
+        context.text_results = translated.results
+        return context
+
+    def get_result_processor(self, type_: Any, colname: str, coltype: Any) -> Any:
+        """SQL text's result columns are untyped; one that holds an attribute of a table this
+        engine declared or reflected comes back as that column's type gives it (an Integer as
+        int, a DateTime as datetime), as from the Table's own select()."""
+        if self.text_results is not None and type_._isnull:
+            known = self.dialect.result_type(self.text_results, colname)
+            if known is not None:
+                type_ = known
+        return super().get_result_processor(type_, colname, coltype)
 
     def pre_exec(self) -> None:
         compiled = self.compiled

@@ -98,6 +98,10 @@ class Reflection:
             items = self._control_plane(_sample_items, connection, table_name, size)
             for name, type_ in item_sample.attribute_columns(items).items():
                 columns.setdefault(name, type_)
+        known = self.column_types.setdefault(table_name, {})  # a declared type wins
+        for name, type_ in columns.items():
+            if not type_._isnull:
+                known.setdefault(name, type_)
         return [
             {
                 "name": name,

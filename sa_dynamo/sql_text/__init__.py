@@ -19,9 +19,9 @@ from sqlalchemy.exc import CompileError
 
 from ..exc import TranslationError
 from .parser import parse
-from .to_core import Builder
+from .to_core import Builder, ResultAttributes
 
-__all__ = ["Translated", "TranslationError", "Translator"]
+__all__ = ["ResultAttributes", "Translated", "TranslationError", "Translator"]
 
 _CACHE_SIZE = 500
 
@@ -35,6 +35,7 @@ class Translated(NamedTuple):
     compiled: Any
     lists: dict[str, tuple[str, ...]]
     literals: dict[str, Any]
+    results: ResultAttributes | None = None
 
     def parameters(self, rows: Sequence[Any], defaults: Mapping[str, Any]) -> list[dict[str, Any]]:
         """The Core statement's parameters for each row of the text's (a dict of ``:name``
@@ -96,7 +97,7 @@ class Translator:
             compiled = self._compile(statement)
         except CompileError as error:  # the compiler's refusal, as a refusal of the text
             raise TranslationError(str(error)) from error
-        translated = Translated(statement, compiled, builder.lists, builder.literals)
+        translated = Translated(statement, compiled, builder.lists, builder.literals, builder.results)
         with self._lock:
             self._translations[key] = translated
             if len(self._translations) > _CACHE_SIZE:

@@ -10,7 +10,7 @@ the compiler refuses with its own words. The values and conditions are expressio
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy.types import NullType
@@ -62,6 +62,20 @@ def _check_clauses(node: exp.Expression, *handled: str) -> None:
             refuse(*_REFUSED.get(name, (f"the clause {name.upper()}", "remove it")))
 
 
+class ResultAttributes(NamedTuple):
+    """The result columns of a SELECT that are attributes of its table as they are stored, by
+    result name (``star``: every column of ``SELECT *``), so that the columns the engine knows
+    the types of come back typed as declared; the table's columns are untyped here."""
+
+    table: str
+    attributes: dict[str, str]
+    star: bool
+
+    def attribute(self, column: str) -> str | None:
+        """The attribute a result column holds, if it holds one whole."""
+        return column if self.star and column not in self.attributes else self.attributes.get(column)
+
+
 class Builder(Expressions):
     """Builds one statement, one table entry per kind of node. ``described(name)`` gives the Table
     the table's live key schema and indexes make; ``binds`` are the bind parameters a text()
@@ -77,6 +91,7 @@ class Builder(Expressions):
         self._aliases: dict[str, exp.Expression] = {}  # a SELECT's select-list names
         self.lists: dict[str, tuple[str, ...]] = {}  # an IN list's parameter -> its items' parameters
         self.literals: dict[str, Any] = {}  # a literal's parameter -> the value the text wrote
+        self.results: ResultAttributes | None = None  # what a SELECT's result columns are
         placeholders = list(statement.find_all(exp.Placeholder))
         # names the text gives its parameters: the ones made here must differ from them
         self._taken = {p.this for p in placeholders if p.this}
@@ -88,9 +103,14 @@ class Builder(Expressions):
         are made of besides the text's own (see Translated)."""
         node = self._statement
         if isinstance(node, exp.SetOperation):
-            return sa.union(self._select(node.this), self._select(node.expression))
+            union = sa.union(self._select(node.this), self._select(node.expression))
+            self.results = None  # its columns are two tables' (and the types of two)
+            return union
         if isinstance(node, (exp.Select, exp.Insert, exp.Update, exp.Delete)):
-            return getattr(self, f"_{node.key}")(node)  # _select, _insert, _update or _delete
+            statement = getattr(self, f"_{node.key}")(node)  # _select, _insert, _update or _delete
+            if not isinstance(node, exp.Select):
+                self.results = None
+            return statement
         refuse(f"the statement {node.sql()}", "send SELECT, INSERT, UPDATE or DELETE")
 
     def _with(self, statement: Any, node: exp.Expression, *clauses: str) -> Any:
@@ -128,6 +148,7 @@ class Builder(Expressions):
         index = self._source(source.this if source is not None else None, writing=False)
         # ORDER BY a name the select list gives (SQL's first meaning of the name): what it names
         self._aliases = {e.alias: e.unalias() for e in node.expressions if isinstance(e, exp.Alias)}
+        self.results = ResultAttributes(self._table.name, {}, False)
         statement = sa.select(*map(self._selected, node.expressions)).select_from(self._table)
         for join in node.args.get("joins") or ():
             statement = statement.join_from(self._table, sa.table(join.this.name), sa.true())
@@ -136,10 +157,13 @@ class Builder(Expressions):
 
     def _selected(self, node: exp.Expression) -> Any:
         if isinstance(node, exp.Star):
+            self.results = self.results._replace(star=True)
             return sa.literal_column("*")
         value, name = self._value(node.unalias()), node.alias or self._result_name(node)
         if name in self._result_types:
             value = sa.type_coerce(value, self._result_types[name])
+        elif isinstance(value, sa.Column) and value.table is self._table:
+            self.results.attributes[name or value.name] = value.name
         if name is None or (isinstance(value, sa.Column) and value.name == name):
             return value
         return value.label(name)
