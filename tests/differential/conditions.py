@@ -76,6 +76,7 @@ PREFIXES: dict[str, tuple[Any, ...]] = {
     "e": ("M", "S", "L"),
     "bin": (b"", b"a", b"\x00", b"\xff"),
     "j": ("{", "x"),
+    "jn": ("{", "x"),
     "ss": ("x", "y"),
 }
 PARTS: dict[str, tuple[Any, ...]] = {
@@ -91,6 +92,7 @@ PARTS: dict[str, tuple[Any, ...]] = {
     "e": ("M", "L"),
     "bin": (b"a", b"\x00"),
     "j": ("x", "1"),
+    "jn": ("x", "1"),
     "ss": ("x", "w"),
 }
 STRING_KINDS = ("string", "date", "enum")

@@ -38,10 +38,12 @@ from sqlalchemy import (
     Table,
     and_,
     not_,
+    null,
     or_,
 )
 from sqlalchemy.exc import NotSupportedError, SADeprecationWarning
 from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy.sql.elements import Null
 from sqlalchemy.types import TypeDecorator
 
 import sa_dynamo
@@ -84,6 +86,7 @@ class Pool:
     stored: tuple[Any, ...]
     probes: tuple[Any, ...] = ()
     code: str = "S"  # the DynamoDB attribute type of its values
+    nulls: tuple[Any, ...] = (None,)  # what a row holds for NULL (a JSON column: both nulls)
 
     @property
     def operands(self) -> tuple[Any, ...]:
@@ -130,6 +133,8 @@ POOLS: dict[str, Pool] = {
         "M",
     ),
     "ss": Pool("set", ({"x"}, {"x", "y"}, {"y", "z"}, set()), (), "SS"),
+    # JSON(): None is JSON's null (a value, stored as DynamoDB's NULL), null() SQL's NULL
+    "jn": Pool("json", ({"n": 1, "s": "x"}, {"n": 10}, [1, "x"], []), (), "M", nulls=(None, null())),
 }
 COLUMNS = tuple(POOLS)
 # what each path of the JSON column holds, and the values compared with it
@@ -163,6 +168,7 @@ def make_models(name: str) -> tuple[Table, type]:
         Column("bin", LargeBinary),
         Column("e", Enum(Size)),
         Column("j", JSON(none_as_null=True)),
+        Column("jn", JSON),
         Column("ss", StringSet().with_variant(SetAsJSON(), "sqlite")),
         Index("by_i", "i", "sk", dynamodb_projection="ALL"),
     )
@@ -174,7 +180,8 @@ def make_models(name: str) -> tuple[Table, type]:
 
 
 def base_rows() -> list[dict[str, Any]]:
-    """The rows every program starts from (None: NULL in SQLite, absent in DynamoDB)."""
+    """The rows every program starts from (None: NULL in SQLite, absent in DynamoDB; in the
+    JSON() column, JSON's null, and null() SQL's NULL)."""
     rng = random.Random(SEED)
     rows = []
     for pk in PARTITIONS:
@@ -185,11 +192,16 @@ def base_rows() -> list[dict[str, Any]]:
 
 
 def _value(rng: random.Random, column: str) -> Any:
-    return None if rng.random() < ABSENT else rng.choice(POOLS[column].stored)
+    pool = POOLS[column]
+    if rng.random() < ABSENT:
+        return pool.nulls[0] if len(pool.nulls) == 1 else rng.choice(pool.nulls)
+    return rng.choice(pool.stored)
 
 
 def py(value: Any) -> str:
     """Python text for a value."""
+    if isinstance(value, Null):
+        return "null()"
     if isinstance(value, enum.Enum):
         return f"{type(value).__name__}.{value.name}"
     if isinstance(value, (list, tuple)) and any(isinstance(v, enum.Enum) for v in value):
