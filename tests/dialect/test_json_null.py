@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import JSON, Column, Integer, MetaData, String, Table, func, insert, null, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import CompileError, IntegrityError
 from support.beside_sqlite import filled_alike, read_on_both, same_outcome, same_rows
 
 metadata = MetaData()
@@ -135,3 +135,19 @@ def test_not_null_takes_json_null_and_refuses_sql_null(databases, doc, nulled):
         for engine in databases:
             for key in (1, 2):
                 _outcome(engine, REQUIRED.delete().where(REQUIRED.c.id == key), {})
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        select(DOCS.c.p, func.count(DOCS.c.doc)).group_by(DOCS.c.p),
+        select(func.count(DOCS.c.nulled), func.count()).where(DOCS.c.p == "a"),
+    ],
+    ids=["grouped", "beside another aggregate"],
+)
+def test_a_count_of_a_json_column_the_client_would_compute_is_refused(databases, sent, statement):
+    """The rows the client aggregates hold None for both nulls, so its COUNT would miss JSON's
+    null: refused before anything is sent, rather than a count other than SQLite's."""
+    with databases[0].connect() as conn, pytest.raises(CompileError, match="computed on the client"):
+        conn.execute(statement.execution_options(dynamodb_scan="allow"))
+    assert sent == []

@@ -17,6 +17,7 @@ from sqlalchemy.sql import elements, functions, operators
 from ...dbapi.errors import DataError
 from ...dbapi.ordering import sort_key
 from ...exc import refuse
+from ..compiler.normal_form import is_document
 from ..compiler.predicate import Values
 from ..operators import canonical, present
 
@@ -83,6 +84,14 @@ def aggregate_of(clause: Any, operand_of: Callable[[Any], Operand]) -> Aggregate
         return Aggregate("count", None, False)
     if not (isinstance(argument, elements.ColumnClause) and not argument.is_literal):
         refuse(f"{name}() of {type(argument).__name__}", "aggregate a column; compute expressions in Python")
+    if is_document(argument):
+        # the rows read for the client hold None for JSON's null as for SQL's NULL, which SQL
+        # tells apart (COUNT counts JSON's null)
+        refuse(
+            f"{name}() of the JSON column {argument.name} computed on the client",
+            f"select {name}() of it alone, without GROUP BY or other aggregates: "
+            f"select(func.{name}(...)).where(...), once per group if need be",
+        )
     return Aggregate(name, operand_of(argument), distinct)
 
 
