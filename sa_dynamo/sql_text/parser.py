@@ -16,6 +16,9 @@ _ANSI = re.compile("\x1b\\[[0-9;]*m")
 _MISSING = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*?(\w+)'>")
 _CONTEXT = 30  # characters of the text shown before the place it cannot parse
 STATEMENT_WORDS = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "EXISTS", "WITH", "("})
+# The first line of str(compiled) of a statement the client computes: what follows is only the
+# statements it sends, which, run as SQL text, would do something else; parse() refuses it.
+COMPUTED_HEADER = "-- sa_dynamo computes this statement on the client; the statements it sends:\n"
 
 
 class _Parser(parser.Parser):
@@ -62,6 +65,12 @@ class _Parser(parser.Parser):
 
 def parse(sql: str) -> exp.Expression:
     """The one statement in ``sql``; a TranslationError for text that is not one statement."""
+    if sql.startswith(COMPUTED_HEADER):
+        raise TranslationError(
+            "this text is str() of a statement sa_dynamo computes on the client (a join, GROUP BY, "
+            "DISTINCT, an aggregate, a subquery, a write by a read): only the statements it sends, "
+            "which do something else; execute the statement itself, or write it as SQL"
+        )
     if "\x00" in sql:
         raise TranslationError(cannot_express("a NUL character in SQL text", "pass the value as a parameter"))
     try:

@@ -50,7 +50,7 @@ ALL = 'SELECT "pk", "sk", "n", "name", "doc" FROM "items"'
 
 
 def partiql(statement) -> str:
-    return str(statement.compile(dialect=dialect))
+    return statement.compile(dialect=dialect).string
 
 
 def params(statement) -> list:
@@ -533,9 +533,9 @@ def test_conditions(condition, expected):
         .where(condition)
         .compile(dialect=dialect, compile_kwargs={"render_postcompile": True})
     )
-    text = str(compiled)
+    text = compiled.string
     if "[__[POSTCOMPILE" in expected:
-        text = str(select(flags.c.pk).where(condition).compile(dialect=dialect))
+        text = select(flags.c.pk).where(condition).compile(dialect=dialect).string
     assert text == FLAGS + expected
 
 
@@ -598,7 +598,7 @@ def test_prefix_and_substring_values_follow_like_escaping(condition, sent, check
 )
 def test_like_with_a_prefix_pattern_is_begins_with(statement, text, sent):
     compiled = statement.compile(dialect=dialect)
-    assert str(compiled) == text
+    assert compiled.string == text
     values = compiled.construct_params()
     processors = compiled._bind_processors
     assert [processors[n](values[n]) if n in processors else values[n] for n in compiled.positiontup] == sent
@@ -728,7 +728,7 @@ def test_descending_order_projects_the_keys_read_without_returning_them(query, e
     is in the projection, and returns the pages of a longer read upwards: the driver sorts them
     by the sort key."""
     compiled = query.compile(dialect=dialect)
-    assert str(compiled) == expected
+    assert compiled.string == expected
     assert compiled.record.hidden_columns == hidden
 
 
@@ -766,7 +766,7 @@ def test_between_is_kept_only_as_a_sort_key_condition():
         items.c.pk == "A", items.c.sk.between("a", "b"), items.c.n.between(1, 2)
     )
     compiled = statement.compile(dialect=dialect)
-    assert str(compiled) == (
+    assert compiled.string == (
         'SELECT "pk" FROM "items" WHERE "pk" = ? AND "sk" BETWEEN ? AND ? AND (("n" >= ? AND "n" <= ?))'
     )
     assert compiled.record.key_between == ("sk_1", "sk_2")
@@ -814,7 +814,7 @@ def test_negations_beside_order_by_are_refused(condition):
 def test_a_key_compared_with_null_folds_to_a_constant():
     """DynamoDB refuses NULL comparisons on keys; a key is never NULL, so SQL's answer is known."""
     always = select(items.c.pk).where(items.c.pk.is_not(None)).compile(dialect=dialect)
-    assert str(always) == 'SELECT "pk" FROM "items"'
+    assert always.string == 'SELECT "pk" FROM "items"'
     never = select(items.c.pk).where(items.c.pk == "A", items.c.sk.is_(None)).compile(dialect=dialect)
     assert never.record.always_empty
 
@@ -824,7 +824,7 @@ def test_null_tests_of_the_keys_of_an_index_read_fold_to_constants():
     (DynamoDB refuses both tests, and attribute_type() on a number key)."""
     chosen = select(indexed.c.pk).where(indexed.c.gsi1pk == "S").options(use_index("gsi1"))
     never = chosen.where(or_(indexed.c.gsi1sk.is_(None), indexed.c.gsi1pk.is_(None))).compile(dialect=dialect)
-    assert str(never) == 'SELECT "pk" FROM "indexed"."gsi1" WHERE "gsi1pk" = ?'
+    assert never.string == 'SELECT "pk" FROM "indexed"."gsi1" WHERE "gsi1pk" = ?'
     assert never.record.always_empty
     either = chosen.where(or_(indexed.c.gsi1sk.is_(None), indexed.c.n == 1))
     assert partiql(either) == 'SELECT "pk" FROM "indexed"."gsi1" WHERE "gsi1pk" = ? AND ("n" = ?)'
@@ -846,7 +846,7 @@ def test_presence_tests_of_the_keys_of_an_index_read_fold_to_constants():
         'SELECT "pk" FROM "indexed"."gsi1" WHERE "gsi1pk" = ? AND (attribute_exists("n"))'
     )
     never = chosen.where(func.attribute_not_exists(indexed.c.gsi1pk)).compile(dialect=dialect)
-    assert str(never) == 'SELECT "pk" FROM "indexed"."gsi1" WHERE "gsi1pk" = ?'
+    assert never.string == 'SELECT "pk" FROM "indexed"."gsi1" WHERE "gsi1pk" = ?'
     assert never.record.always_empty
     either = chosen.where(or_(func.attribute_not_exists(indexed.c.gsi1sk), indexed.c.n == 1))
     assert partiql(either) == 'SELECT "pk" FROM "indexed"."gsi1" WHERE "gsi1pk" = ? AND ("n" = ?)'
@@ -872,7 +872,7 @@ def test_a_full_key_list_compiles_to_a_single_item_select_per_key():
         .order_by(items.c.name.desc())
     )
     compiled = statement.compile(dialect=dialect)
-    assert str(compiled) == (
+    assert compiled.string == (
         'SELECT "sk", "n", "name" FROM "items" WHERE ("pk", "sk") IN [__[POSTCOMPILE_param_1]] AND ("name" = ?)'
     )
     batch = compiled.record.batch_get
@@ -888,7 +888,7 @@ def test_a_full_key_list_compiles_to_a_single_item_select_per_key():
 def test_an_order_dynamodb_cannot_serve_is_left_to_the_client():
     compiled = select(items.c.sk).where(items.c.pk == "A").order_by(items.c.n.desc(), items.c.sk)
     compiled = compiled.compile(dialect=dialect)
-    assert str(compiled) == 'SELECT "sk", "n" FROM "items" WHERE "pk" = ?'  # no ORDER BY sent
+    assert compiled.string == 'SELECT "sk", "n" FROM "items" WHERE "pk" = ?'  # no ORDER BY sent
     assert compiled.record.hidden_columns == 1  # n is read to sort by, not returned
     assert compiled.record.client_order.order == ((1, True, None), (0, False, None))
     assert "dynamodb_client_sort=<max rows>" in compiled.record.client_order.opt_in
@@ -900,7 +900,7 @@ def test_an_order_over_a_scan_is_the_clients_with_a_cap():
     """ORDER BY over a scan is sorted on the client too, once dynamodb_client_sort caps the rows
     held: until then the refusal names the option and the reads that need none."""
     compiled = select(items).order_by(items.c.sk).compile(dialect=dialect)
-    assert str(compiled) == 'SELECT "pk", "sk", "n", "name", "doc" FROM "items"'
+    assert compiled.string == 'SELECT "pk", "sk", "n", "name", "doc" FROM "items"'
     assert compiled.record.plan.operation == "Scan"
     assert compiled.record.client_order.order == ((1, False, None),)
     assert compiled.record.client_order.opt_in == (
@@ -919,7 +919,7 @@ def test_offset_is_counted_by_the_driver():
     """PartiQL has no OFFSET: the statement is sent without it and the driver skips the rows;
     whether they need a cap depends on whether the keys bound the read."""
     compiled = select(items).where(items.c.pk == "A").limit(3).offset(5).compile(dialect=dialect)
-    assert str(compiled) == 'SELECT "pk", "sk", "n", "name", "doc" FROM "items" WHERE "pk" = ?'
+    assert compiled.string == 'SELECT "pk", "sk", "n", "name", "doc" FROM "items" WHERE "pk" = ?'
     assert compiled.construct_params()[compiled.record.offset_bind] == 5
     assert compiled.construct_params()[compiled.record.limit_bind] == 3
     assert compiled.record.bounded is False

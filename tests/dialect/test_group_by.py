@@ -153,7 +153,7 @@ def test_the_program_is_the_planned_read_then_the_client():
         .order_by(t.s)
         .compile(dialect=DynamoDBDialect())
     )
-    assert str(compiled) == f'SELECT "s", "n" FROM "{things.name}" WHERE "pk" = ? AND "sk" > ?'
+    assert compiled.string == f'SELECT "s", "n" FROM "{things.name}" WHERE "pk" = ? AND "sk" > ?'
     plan = compiled.record.plan
     assert plan.operation == "Client"
     [read] = plan.steps

@@ -158,7 +158,7 @@ def test_groups_over_joins_like_sqlite(databases, statement):
 
 def test_the_steps_are_the_driving_read_and_the_fetch_by_key():
     compiled = JOINS["1:N on an index"].compile(dialect=DynamoDBDialect())
-    assert str(compiled) == (
+    assert compiled.string == (
         f'SELECT "id" FROM "{customers.name}" WHERE NOT (NOT ("region" = ? AND "tier" > ?));\n'
         f'SELECT "id", "total", "customer_id" FROM "{orders.name}"."ix_{orders.name}_customer_id" '
         'WHERE "customer_id" IN [?, ...]'
@@ -180,7 +180,7 @@ def test_the_steps_are_the_driving_read_and_the_fetch_by_key():
     ]
     assert plan.client.startswith(f"JOIN {orders.name}; ORDER BY; ")
     composite = JOINS["by a whole composite key"].compile(dialect=DynamoDBDialect())
-    assert str(composite) == (
+    assert composite.string == (
         f'SELECT "line_no", "product", "order_id" FROM "{lines.name}" WHERE "order_id" IN [?, ...];\n'
         f'SELECT "reason", "order_id", "line_no" FROM "{returns.name}" WHERE ("order_id", "line_no") IN [?, ...]'
     )

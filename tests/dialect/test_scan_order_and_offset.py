@@ -184,4 +184,4 @@ def test_a_label_of_a_column_orders_as_the_column(databases, statement):
 
 def test_the_sort_keys_label_is_served_by_dynamodb():
     statement = select(LABELLED_SK).where(things.c.pk == "P0").order_by(LABELLED_SK.desc())
-    assert str(statement.compile(dialect=DynamoDBDialect())).endswith('ORDER BY "sk" DESC')
+    assert statement.compile(dialect=DynamoDBDialect()).string.endswith('ORDER BY "sk" DESC')

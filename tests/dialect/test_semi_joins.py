@@ -155,7 +155,7 @@ def test_the_null_cases_are_the_ones_asked(databases):
 
 def test_the_steps_are_the_subquery_then_the_outer_read():
     compiled = SEMI_JOINS["IN on an index's partition key"].compile(dialect=DynamoDBDialect())
-    assert str(compiled) == (
+    assert compiled.string == (
         f'SELECT "id" FROM "{customers.name}" WHERE "region" = ?;\n'
         f'SELECT "id", "total", "customer_id" FROM "{orders.name}"."ix_{orders.name}_customer_id" '
         'WHERE "customer_id" IN [?, ...]'
@@ -170,7 +170,9 @@ def test_the_steps_are_the_subquery_then_the_outer_read():
     )
     assert plan.client.startswith("IN (the subquery's rows); ORDER BY; ")
     scanned = SEMI_JOINS["NOT EXISTS, correlated"].compile(dialect=DynamoDBDialect())
-    assert str(scanned) == f'SELECT "customer_id" FROM "{orders.name}";\nSELECT "id" FROM "{customers.name}"'
+    assert (
+        scanned.string == f'SELECT "customer_id" FROM "{orders.name}";\nSELECT "id" FROM "{customers.name}"'
+    )
 
 
 def test_explain_shows_every_step(databases):

@@ -130,7 +130,7 @@ def test_the_program_is_a_read_then_writes_by_key():
     compiled = update(table).where(table.c.n > 3, table.c.pk.in_(["a", "b"])).values(s="x")
     compiled = compiled.compile(dialect=DynamoDBDialect())
     assert (
-        str(compiled)
+        compiled.string
         == (
             'SELECT "pk", "sk" FROM "things" WHERE "pk" IN [?, ...] AND ("n" > ?);\n'
             'UPDATE "things" SET "s" = ? WHERE "pk" = ? AND "sk" = ? AND ("n" > ?)'  # the key decided: pk IN left out
@@ -143,7 +143,7 @@ def test_the_program_is_a_read_then_writes_by_key():
         ("UpdateItem", "one UPDATE for each key read, the WHERE its condition"),
     ]
     deleted = delete(table).where(table.c.s.is_(None)).compile(dialect=DynamoDBDialect())
-    assert str(deleted) == (
+    assert deleted.string == (
         'SELECT "pk", "sk" FROM "things" WHERE ("s" IS NULL OR "s" IS MISSING);\n'
         'DELETE FROM "things" WHERE "pk" = ? AND "sk" = ? AND (("s" IS NULL OR "s" IS MISSING)) '
         "RETURNING ALL OLD *"

@@ -138,7 +138,7 @@ def _partiql(case: Case, engine: Engine) -> str:
     except Exception as error:  # that it does not compile may be the disagreement itself
         return f"(does not compile: {type(error).__name__}: {error})"
     parameters = [compiled.params[name] for name in compiled.positiontup or ()]
-    return f"{compiled} -- parameters {parameters}"
+    return f"{compiled.string} -- parameters {parameters}"
 
 
 def _text_partiql(sql: SqlText, engine: Engine) -> str:

@@ -45,6 +45,9 @@ class Record:
     partitions_in: str | int | None = None
     batch_get: Any = None  # full keys read as a batch (client_side/single_read.BatchGet)
     client_order: Any = None  # an ORDER BY the driver applies (client_side/single_read.ClientOrder)
+    # str(compiled) of a read the driver finishes, SQL text that gives its rows (compiled.string
+    # is what is sent): (the select list sent, the one returned, the ORDER BY/LIMIT/OFFSET after)
+    replay: tuple[str, str, str] | None = None
     # a statement computed on the client over statements it sends (client_side/): run(context, cursor)
     program: Any = None
     # parameter name -> the key attribute it is compared with (checked for empty values)

@@ -91,12 +91,13 @@ class Selects:
         criteria = where_criteria(select)
         terms = terms_of(criteria)
         key_list = index is None and any(key_tuple_in(t, keys.columns) for t in terms)
-        order_by = ""
+        returned, order_by, replay_tail = inner_columns, "", ""
         if order_by_clauses(select):
             orders = order_columns(order_by_clauses(select), selected_elements(compile_state))
             if served(keys, terms, orders, key_list):
                 order_by = self._order_by(orders)
             else:
+                replay_tail = self._order_by(orders, nulls=True)
                 inner_columns = self.client_side.client_order(
                     keys, index is None, terms, key_list, orders, inner_columns, reason
                 )
@@ -149,6 +150,15 @@ class Selects:
         if offset_clause(select) is not None:
             record.bounded = bounded(keys, index is None, terms, key_list)
             record.offset_bind = self._row_count(offset_clause(select), "OFFSET", ".offset()")
+        for word, clause in (("LIMIT", limit_clause(select)), ("OFFSET", offset_clause(select))):
+            if clause is not None:
+                value = clause.effective_value
+                literal = (
+                    self.compiler.render_literal_value(value, clause.type) if kw.get("literal_binds") else "?"
+                )
+                replay_tail += f" {word} {literal}"
+        if replay_tail or inner_columns != returned:
+            record.replay = (", ".join(inner_columns) + " FROM ", ", ".join(returned) + " FROM ", replay_tail)
         return text
 
     def _computed(
@@ -203,12 +213,13 @@ class Selects:
         self.compiler.record.star_columns = (tuple(names), bags[0])
         return ["*"]
 
-    def _order_by(self, orders: list[tuple[Any, bool, bool | None]]) -> str:
-        """ORDER BY the sort key, which DynamoDB serves (client_side.served); a sort key has no
-        NULL to place."""
-        quote = self.compiler.preparer.quote
+    def _order_by(self, orders: list[tuple[Any, bool, bool | None]], nulls: bool = False) -> str:
+        """ORDER BY the sort key, which DynamoDB serves (client_side.served), and which has no
+        NULL to place; with ``nulls``, the SQL of an ORDER BY the driver applies (record.replay)."""
+        quote, places = self.compiler.preparer.quote, {True: " NULLS FIRST", False: " NULLS LAST"}
         return " ORDER BY " + ", ".join(
-            quote(column.name) + (" DESC" if desc else "") for column, desc, _ in orders
+            quote(column.name) + (" DESC" if desc else "") + (places.get(first, "") if nulls else "")
+            for column, desc, first in orders
         )
 
     def _row_count(self, clause: Any, what: str, method: str) -> str:

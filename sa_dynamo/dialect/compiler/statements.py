@@ -18,6 +18,7 @@ from sqlalchemy.sql.schema import Table
 
 from ...dbapi.limits import MAX_OPERATORS
 from ...exc import refuse
+from ...sql_text.parser import COMPUTED_HEADER
 from ...sqlalchemy_private import alternate_names
 from ..client_side.single_read import ClientSideReads
 from ..types import JSONElementAs
@@ -59,6 +60,16 @@ class DynamoDBCompiler(SQLCompiler):
                     f"a statement with {operators_used} operators and functions",
                     f"DynamoDB allows {MAX_OPERATORS}; split the condition over several queries",
                 )
+
+    def __str__(self) -> str:
+        """SQL text that, run as text() or exec_driver_sql, gives the statement's rows; the
+        PartiQL sent (``self.string``) leaves out what the driver finishes or computes."""
+        if self.record.program is not None:
+            return COMPUTED_HEADER + self.string
+        if self.record.replay is None:
+            return self.string
+        sent, returned, tail = self.record.replay
+        return self.string.replace(sent, returned, 1) + tail
 
     # -- values and WHERE tests: the parts that render them --------------------------------
 
