@@ -11,6 +11,7 @@ import logging
 from typing import Any
 
 from sqlalchemy import MetaData, Table, event
+from sqlalchemy.dialects import registry
 from sqlalchemy.engine import default
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchTableError
 from sqlalchemy.orm.exc import StaleDataError
@@ -210,10 +211,9 @@ class DynamoDBDialect(Reflection, default.DefaultDialect):
 
     @classmethod
     def get_async_dialect_cls(cls, url: Any) -> type:
-        """``create_async_engine("dynamodb://")``: the same URL on the driver's asyncio connections."""
-        from .aiobotocore import AsyncDynamoDBDialect
-
-        return AsyncDynamoDBDialect
+        """``create_async_engine("dynamodb://")``: the same URL on the driver's asyncio connections
+        (``dynamodb+asyncio://``, loaded by name: the async dialects build on this module)."""
+        return registry.load("dynamodb.asyncio")
 
     def create_connect_args(self, url: Any) -> tuple[list, dict[str, Any]]:
         return connect_args(url)

@@ -7,6 +7,7 @@ import threading
 import uuid
 from typing import Any
 
+from sqlalchemy.dialects import registry
 from sqlalchemy.exc import ArgumentError
 
 from .. import local_server
@@ -76,10 +77,9 @@ class DynamoDBLocalDialect(DynamoDBDialect):
 
     @classmethod
     def get_async_dialect_cls(cls, url: Any) -> type:
-        """``create_async_engine("dynamodb+local://")``: ``dynamodb+aiolocal://``."""
-        from .aiobotocore import AsyncDynamoDBLocalDialect
-
-        return AsyncDynamoDBLocalDialect
+        """``create_async_engine("dynamodb+local://")``: ``dynamodb+aiolocal://`` (loaded by name,
+        as the async dialects build on this module)."""
+        return registry.load("dynamodb.aiolocal")
 
     @staticmethod
     def throwaway(url: Any) -> bool:
