@@ -300,14 +300,17 @@ class Pages:
         return rows
 
     def _row_follows(self, body: dict[str, Any], size: int) -> bool:
-        """Whether a row follows ``next_token``, read ahead (``size`` items evaluated a request)
-        without moving the token or counting the items it reads as skipped or filtered: DynamoDB
-        hands out a NextToken whenever a page ends at its Limit, even when nothing follows."""
+        """Whether a row follows ``next_token``, read ahead (one item evaluated, then ``size`` a
+        request while the items read do not match) without moving the token or counting the
+        items it reads as skipped or filtered: DynamoDB hands out a NextToken whenever a page
+        ends at its Limit, even when nothing follows."""
         resume, counts = self.next_token, (self.filtered, self.skipped, dict(self.unknown))
+        limit = 1
         try:
             while self.next_token:
-                if self.rows(self.read(dict(body, Limit=min(size, body.get("Limit", size))))):
+                if self.rows(self.read(dict(body, Limit=limit))):
                     return True
+                limit = min(size, body.get("Limit", size))
             return False
         finally:
             self.next_token = resume
