@@ -20,7 +20,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Integer, Table, and_, bindparam, case, exists, func, literal, not_, null, select, true
+from sqlalchemy import (
+    Integer,
+    Table,
+    and_,
+    bindparam,
+    case,
+    exists,
+    func,
+    literal,
+    not_,
+    null,
+    or_,
+    select,
+    true,
+)
 from sqlalchemy.exc import SADeprecationWarning
 
 from .judge import Draw
@@ -329,7 +343,11 @@ class Conditions:
             elif kind in ("json", "set"):
                 entries = func.json_each(column).table_valued("key")
                 count = select(func.count()).select_from(entries).scalar_subquery()
-                measured = case((column.is_(None), null()), else_=count)
+                # JSON's null is a value SQLite's json_each() counts, but has no size (as a number)
+                no_size = column.is_(None)
+                if kind == "json":
+                    no_size = or_(no_size, func.json_type(column) == "null")
+                measured = case((no_size, null()), else_=count)
             else:
                 measured = literal(None, Integer)  # no size: unknown
             shapes = () if kind in (*STRING_KINDS, "binary", "json", "set") else ("function-on-wrong-type",)
