@@ -132,7 +132,7 @@ def test_alembic_runs_without_the_async_extra(base_venv, tmp_path):
             from alembic.operations import Operations
             from sqlalchemy import Column, String, create_engine, inspect
 
-            engine = create_engine("dynamodb+local://")
+            engine = create_engine(f"dynamodb+local://?data_dir={sys.argv[1]}")  # a server that keeps it
             with engine.begin() as conn:
                 op = Operations(MigrationContext.configure(conn))
                 op.create_table("base_install_migrated", Column("id", String, primary_key=True))
@@ -143,7 +143,8 @@ def test_alembic_runs_without_the_async_extra(base_venv, tmp_path):
         )
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SA_DYNAMO_", "AWS_"))}
-    assert _run(python, script, env=env).splitlines() == ["created: True", "greenlet loaded: False"]
+    output = _run(python, script, tmp_path / "data", env=env)
+    assert output.splitlines() == ["created: True", "greenlet loaded: False"]
 
 
 def _version() -> str:

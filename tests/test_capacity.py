@@ -127,8 +127,8 @@ def tickets(engine: Any) -> Iterator[Any]:
 
 def test_an_autoincrement_block_and_a_moved_guard_s_read_are_counted(tickets: Any) -> None:
     """The counter's UpdateItem (reported by DynamoDB Local: 1 WCU) is counted with the INSERT
-    it numbers, the read of the item whose unique value moves with the commit that moves it;
-    every request asks for its capacity."""
+    it numbers, and the reads of the guard items that check a statement's unique values (as it
+    is held) with that statement; every request asks for its capacity."""
     with Session(tickets) as session:
         with sa_dynamo.capacity(session) as used:
             answers = Answers(session.connection().connection.dbapi_connection)
@@ -137,13 +137,15 @@ def test_an_autoincrement_block_and_a_moved_guard_s_read_are_counted(tickets: An
             session.get(Ticket, 1).code = "b"
             session.commit()
         answers.stop()
-    assert answers.requests == 5  # UpdateItem, commit, GetItem's read, guards' read, commit
+    # UpdateItem and the guard's read, commit, GetItem's read, the item's and guards' reads, commit
+    assert answers.requests == 7
     assert used.total.requests == answers.requests
     assert (used.write_units, used.read_units) == (answers.write_units, answers.read_units) == (1.0, 1.0)
-    assert [record.operation for record in used.records if record.requests] == [
-        "",  # the INSERT, held for the commit, counts the block reserved to number it
-        "ExecuteTransaction",
-        "ExecuteStatement",
-        "ExecuteTransaction",  # with the guards' read: BatchGetItem, consistent, 1 RCU
+    assert [(record.operation, record.requests) for record in used.records if record.requests] == [
+        ("BatchGetItem", 2),  # the INSERT, held for the commit: the counter block and "a"'s guard
+        ("ExecuteTransaction", 1),
+        ("ExecuteStatement", 1),
+        ("BatchGetItem", 2),  # the UPDATE, held: the item as committed, then "b"'s guard
+        ("ExecuteTransaction", 1),
     ]
     assert answers.not_asking == []
