@@ -6,17 +6,19 @@ import contextlib
 import os
 import uuid
 from collections.abc import Callable, Iterator
+from urllib.parse import urlencode
 
 import boto3
 import pytest
 from hypothesis import settings
 from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine, event
+from sqlalchemy.engine import Engine
 from support.aio import driver, pytest_pyfunc_call, pytest_runtest_protocol  # noqa: F401  (support/aio.py)
 from support.faultproxy import FaultProxy
 from support.sessions import rotating_profile, sessions_made  # noqa: F401  (support/sessions.py)
 
 from sa_dynamo import local_server
-from sa_dynamo.dbapi.transport import chosen
+from sa_dynamo.dbapi.transport import TRANSPORTS, chosen
 from sa_dynamo.dbapi.transport.endpoint import LOCAL_CREDENTIALS
 
 # CI replays the same examples every run (a landing must not depend on luck); elsewhere
@@ -62,6 +64,31 @@ def proxy(start_proxy: Callable[..., FaultProxy]) -> FaultProxy:
     """A proxy that injects nothing until the test sets ``proxy.faults`` or scripts faults; it
     records every request it receives (``proxy.received``)."""
     return start_proxy()
+
+
+@pytest.fixture(params=TRANSPORTS)
+def transport(request: pytest.FixtureRequest) -> str:
+    """A test that takes it (the fault tests, the lost-answer differential) runs on each
+    transport, whichever the run tests otherwise."""
+    return request.param
+
+
+@pytest.fixture
+def through(transport: str) -> Iterator[Callable[..., Engine]]:
+    """``through(proxy, retries, **client_options)``: an engine on ``transport`` whose every
+    request passes the proxy, with standard retries (``retries`` after the first attempt; the
+    URL's max_attempts counts them all) and other URL options such as ``read_timeout``."""
+    engines: list[Engine] = []
+
+    def make(proxy: FaultProxy, retries: int, **client_options: float) -> Engine:
+        options = {"retry_mode": "standard", "max_attempts": retries + 1, "transport": transport}
+        query = urlencode({**options, **client_options})
+        engines.append(create_engine(f"dynamodb://127.0.0.1:{proxy.port}?{query}", pool_size=10))
+        return engines[-1]
+
+    yield make
+    for engine in engines:
+        engine.dispose()
 
 
 @pytest.fixture
