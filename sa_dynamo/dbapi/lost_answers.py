@@ -5,8 +5,9 @@ answer is lost (a reset, half an answer, a time-out, a 5xx) and the request is s
 second attempt meets the item as the first one may have left it. An INSERT then reports a
 duplicate of itself (batch.stored_as_sent reads it back); an UPDATE or DELETE whose WHERE the
 first attempt made false reports that it matched nothing. Only the stored item can tell: an
-UPDATE is counted as done when the item now holds exactly what it sets (as for an INSERT, an
-identical write by someone else in that window cannot be told apart, and leaves the same item);
+UPDATE whose WHERE reads what it sets (a version check) is counted as done when the item now
+holds exactly what it sets (as for an INSERT, an identical write by someone else in that window
+cannot be told apart, and leaves the same item);
 a DELETE that finds nothing to delete cannot be told from one whose item was never there. Where
 nothing proves it, the write is not counted as matching nothing: it raises an OperationalError
 whose ``outcome_unknown`` is True and whose message says what to check.
@@ -19,7 +20,7 @@ from typing import Any
 from .errors import Error, OperationalError
 from .transport import LOST_ANSWERS
 from .values import deserialize_item
-from .writes import Write
+from .writes import Write, quote
 
 
 def lost_before(response: dict[str, Any]) -> bool:
@@ -31,10 +32,15 @@ def lost_before(response: dict[str, Any]) -> bool:
 def holds_what_it_sets(item: dict[str, Any] | None, write: Write) -> bool:
     """For an UPDATE resent after a lost answer whose WHERE then matched nothing: whether its
     item as stored now (``item``, Python values, None when there is none) holds exactly the
-    values it sets and none of the attributes it removes."""
+    values it sets and none of the attributes it removes. Only a WHERE that reads something the
+    UPDATE writes (a version check) can have been made false by the first attempt; any other
+    was false before it too, and an item that already held those values proves nothing."""
     if item is None:
         return False
     set_values = deserialize_item(write.values)
+    written = [quote(name) for name in [*set_values, *write.removes]]
+    if not any(name in condition.text for condition in write.conditions for name in written):
+        return False
     return all(name in item and item[name] == value for name, value in set_values.items()) and not any(
         name in item for name in write.removes
     )
@@ -54,7 +60,7 @@ def unmatched_after_resend(kind: str) -> str:
     if kind == "UPDATE":
         return (
             "its answer was lost and, sent again, it matched no item, and the item as stored does "
-            "not hold what it sets. DynamoDB may have applied the first attempt (and the item was "
+            "not show that the first attempt set it. DynamoDB may have applied the first attempt (and the item was "
             "changed since) or not (and its WHERE matched nothing): read the item back before "
             "writing it again"
         )

@@ -77,6 +77,24 @@ def test_an_update_that_matches_nothing_after_a_lost_answer_is_of_unknown_outcom
     assert stored(engine, notes) == [("0", "old", 1), ("1", "old", 1), ("2", "old", 1)]
 
 
+def test_an_update_whose_where_reads_nothing_it_sets_is_not_proven_by_the_item(engine, notes, proxy, through):
+    """The item already holds what the UPDATE sets and its WHERE is false (SQLite: 0 rows). Had
+    the lost attempt been applied, it would have left that WHERE as true as it was, so the
+    resend's failure and the item prove nothing: not a row counted (the lost-answer differential
+    found it)."""
+    proxy.script("ExecuteStatement", "reset_before")
+    statement = (
+        update(notes).where(notes.c.pk == "p", notes.c.sk == "0", notes.c.version == 7).values(v="old")
+    )
+    with (
+        pytest.raises(OperationalError) as raised,
+        through(proxy, retries=2).connect().execution_options(**AUTOCOMMIT) as conn,
+    ):
+        conn.execute(statement)
+    assert raised.value.orig.outcome_unknown
+    assert stored(engine, notes) == [("0", "old", 1), ("1", "old", 1), ("2", "old", 1)]
+
+
 def test_a_where_that_matches_nothing_after_a_throttle_counts_0(engine, notes, proxy, through):
     """A throttled attempt was refused, not lost: the resend's answer is the whole truth."""
     proxy.script("ExecuteStatement", "throttle")
