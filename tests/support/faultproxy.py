@@ -161,6 +161,13 @@ class FaultProxy:
         with self._lock:
             self._script[operation].extend(faults)
 
+    def unscript(self) -> dict[str, list[str]]:
+        """Drop the scripted faults no request has met yet, and return them by operation."""
+        with self._lock:
+            left = {operation: list(faults) for operation, faults in self._script.items() if faults}
+            self._script.clear()
+        return left
+
     def __enter__(self) -> FaultProxy:
         self._thread.start()
         self._timer.start()
