@@ -224,9 +224,10 @@ class Connection:
                 if kind in ("UPDATE", "DELETE") and _row_condition_failed(error):
                     count = 0
                 elif len(statements) > 1:
-                    raise report_partial(
-                        error, list(range(row)), list(range(row, len(statements))), []
-                    ) from None
+                    # A commit none of whose answers arrived may have applied its row.
+                    unknown = [row] if error.outcome_unknown else []
+                    later = list(range(row + len(unknown), len(statements)))
+                    raise report_partial(error, list(range(row)), later, unknown) from None
                 else:
                     raise
             counts.append(count)

@@ -155,3 +155,31 @@ def test_an_insert_none_of_whose_answers_arrived_is_of_unknown_outcome(engine, n
     assert "connection to DynamoDB failed" in str(raised.value)
     assert "The outcome of this INSERT is unknown" in str(raised.value)
     assert ("9", "new", 1) in stored(engine, notes)
+
+
+def test_a_row_of_a_unique_executemany_whose_commit_was_unanswered_is_unknown(engine, proxy, through):
+    """To a table with a UNIQUE column each row is its own transaction: the row whose commit lost
+    every answer may have been applied (the lost-answer differential found it reported as not
+    applied, though DynamoDB had deleted its item)."""
+    table = Table(
+        f"lost_uq_{uuid.uuid4().hex[:8]}",
+        MetaData(),
+        Column("pk", String, primary_key=True),
+        Column("u", String, unique=True),
+    )
+    table.create(engine)
+    try:
+        with engine.connect().execution_options(**AUTOCOMMIT) as conn:
+            conn.execute(insert(table), [{"pk": "a", "u": "x"}, {"pk": "b", "u": "y"}])
+        proxy.script("ExecuteTransaction", "delay", "reset_after")  # the first row answered
+        with (
+            pytest.raises(OperationalError) as raised,
+            through(proxy, retries=0).connect().execution_options(**AUTOCOMMIT) as conn,
+        ):
+            conn.execute(delete(table).where(table.c.pk == bindparam("key")), [{"key": "a"}, {"key": "b"}])
+        error = raised.value.orig
+        assert (error.applied, error.unapplied, error.unknown, error.outcome_unknown) == ([0], [], [1], True)
+        with engine.connect() as conn:
+            assert conn.execute(select(table.c.pk).where(table.c.pk.in_(["a", "b"]))).all() == []
+    finally:
+        table.drop(engine)
