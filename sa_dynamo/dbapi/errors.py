@@ -25,6 +25,12 @@ from botocore.exceptions import (
     ConnectionError as BotoConnectionError,
 )
 
+# In the ResponseMetadata of an answer (or of a ClientError's response), beside RetryAttempts:
+# how many of the attempts before the answered one lost their answer (never answered, a 5xx, an
+# answer cut short or corrupted), so that DynamoDB may have applied them unseen; a throttled
+# attempt was refused, not lost. The transports set it (transport/__init__.py re-exports it).
+LOST_ANSWERS = "sa_dynamo:lost_answers"
+
 
 class Warning(Exception):
     """PEP 249 Warning."""
@@ -50,9 +56,12 @@ class Error(Exception):
 
     @property
     def unanswered(self) -> bool:
-        """A lost connection or a server error, not a refusal: the request may have been carried out."""
-        status = self.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
-        return status >= 500 or (isinstance(self, OperationalError) and not self.code)
+        """A lost connection or a server error, not a refusal, or a refusal (a throttle) of a
+        resend whose earlier attempt lost its answer: the request may have been carried out."""
+        metadata = self.response.get("ResponseMetadata", {})
+        status = metadata.get("HTTPStatusCode") or 0
+        lost_before = metadata.get(LOST_ANSWERS, 0) > 0
+        return lost_before or status >= 500 or (isinstance(self, OperationalError) and not self.code)
 
 
 class InterfaceError(Error):

@@ -183,3 +183,22 @@ def test_a_row_of_a_unique_executemany_whose_commit_was_unanswered_is_unknown(en
             assert conn.execute(select(table.c.pk).where(table.c.pk.in_(["a", "b"]))).all() == []
     finally:
         table.drop(engine)
+
+
+@pytest.mark.parametrize("operation", ["ExecuteStatement", "ExecuteTransaction"])
+def test_a_write_throttled_after_a_lost_answer_is_of_unknown_outcome(
+    engine, notes, proxy, through, operation
+):
+    """The first attempt was applied and its answer cut short, the resend throttled past the
+    retries: the throttle refused only the resend (the lost-answer differential found a commit
+    reported as throttled, so not applied, whose item was written)."""
+    proxy.script(operation, "cut_short", "throttle")
+    row = {"pk": "p", "sk": "9", "v": "new", "version": 1}
+    with pytest.raises(OperationalError) as raised, through(proxy, retries=1).connect() as conn:
+        if operation == "ExecuteTransaction":
+            conn.execute(insert(notes), row)
+            conn.commit()
+        else:
+            conn.execution_options(**AUTOCOMMIT).execute(insert(notes), row)
+    assert raised.value.orig.outcome_unknown
+    assert ("9", "new", 1) in stored(engine, notes)

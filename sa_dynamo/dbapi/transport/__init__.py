@@ -17,17 +17,13 @@ import os
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from ..errors import LOST_ANSWERS as LOST_ANSWERS  # set by the transports
 from ..errors import InterfaceError
 
 # Marks an answer whose Items are DynamoDB's JSON (binary values as base64 text): read them
 # with ``values.deserialize_wire``, else with ``values.deserialize``.
 WIRE_ITEMS = "sa_dynamo:wire_items"
 
-# In the ResponseMetadata of an answer (or of a ClientError's response), beside RetryAttempts:
-# how many of the attempts before the answered one lost their answer (never answered, a 5xx, an
-# answer cut short or corrupted), so that DynamoDB may have applied them unseen; a throttled
-# attempt was refused, not lost.
-LOST_ANSWERS = "sa_dynamo:lost_answers"
 
 # The transports a connection can send through: the driver's own HTTP (the default) or botocore.
 TRANSPORTS = ("http", "botocore")
