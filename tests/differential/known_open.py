@@ -36,13 +36,6 @@ KNOWN_OPEN: frozenset[str] = frozenset(
         # duplicate or failed condition and the item read back are just what its own applied
         # first attempt would leave. Only a token DynamoDB's ExecuteStatement lacks could tell.
         "new-identical-after-lost-answer",
-        # found by the lost-answer differential, without any fault: in AUTOCOMMIT an UPDATE by a
-        # WHERE on other columns that sets a UNIQUE column to one value on several items commits
-        # each item apart (commit_each_row), so the first is written and the second fails its
-        # guard: IntegrityError ("so nothing was written") with the first row applied, where
-        # SQLite's statement fails whole. The items of one statement should commit as one
-        # transaction (all_or_nothing), up to its 100 writes with their guards.
-        "new-unique-update-by-where-partial",
     }
 )
 
