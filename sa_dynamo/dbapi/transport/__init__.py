@@ -24,7 +24,6 @@ from ..errors import InterfaceError
 # with ``values.deserialize_wire``, else with ``values.deserialize``.
 WIRE_ITEMS = "sa_dynamo:wire_items"
 
-
 # The transports a connection can send through: the driver's own HTTP (the default) or botocore.
 TRANSPORTS = ("http", "botocore")
 # Names the transport of every connection that does not name its own (e.g. botocore, to turn a

@@ -19,11 +19,10 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
-from zlib import crc32
 
-from botocore.exceptions import ChecksumError, ConnectionClosedError
+from botocore.exceptions import ConnectionClosedError
 
-from . import LOST_ANSWERS, botocore_wire
+from . import LOST_ANSWERS, botocore_wire, wire
 from .retries import MODES, Retries
 
 
@@ -77,11 +76,7 @@ def damage(response_dict: dict[str, Any], url: str) -> Exception | None:
     length = headers.get("content-length")
     if length is not None and length.isdigit() and len(body) < int(length):
         return ConnectionClosedError(endpoint_url=url)
-    expected = headers.get("x-amz-crc32")
-    actual = crc32(body) & 0xFFFFFFFF
-    if expected is not None and expected.isdigit() and actual != int(expected):
-        return ChecksumError(checksum_type="crc32", expected_checksum=expected, actual_checksum=actual)
-    return None
+    return wire.checksum_failure(headers, body)
 
 
 def answered(

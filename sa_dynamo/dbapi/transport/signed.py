@@ -25,10 +25,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
-from zlib import crc32
 
 from botocore.credentials import Credentials
-from botocore.exceptions import ChecksumError, ClientError, HTTPClientError, ParamValidationError
+from botocore.exceptions import ClientError, HTTPClientError, ParamValidationError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 from botocore.httpsession import get_cert_path
 from botocore.parsers import create_parser
@@ -127,11 +126,9 @@ class Route:
         """The answer to attempt number ``attempt`` as botocore's client returns it, or the
         botocore exception it would raise (a ClientError, a ChecksumError); ``wire_items``: an
         ExecuteStatement page's Items stay DynamoDB's JSON (``WIRE_ITEMS``)."""
-        expected = headers.get("x-amz-crc32")
-        if expected is not None and crc32(body) & 0xFFFFFFFF != int(expected):
-            return ChecksumError(
-                checksum_type="crc32", expected_checksum=expected, actual_checksum=crc32(body) & 0xFFFFFFFF
-            )
+        corrupted = wire.checksum_failure(headers, body)
+        if corrupted is not None:
+            return corrupted
         if status == 200 and wire_items and operation == "ExecuteStatement":
             page = wire.read_page(body)
             if page is not None:

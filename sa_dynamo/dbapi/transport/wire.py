@@ -8,6 +8,9 @@ from __future__ import annotations
 import json
 from base64 import b64encode
 from typing import Any
+from zlib import crc32
+
+from botocore.exceptions import ChecksumError
 
 from ..values import collector_paused
 from . import WIRE_ITEMS
@@ -51,3 +54,15 @@ def read_page(body: bytes) -> tuple[dict[str, Any], dict[str, Any] | None] | Non
         answer.update(data)
         return answer, None
     return answer, data
+
+
+def checksum_failure(headers: Any, body: bytes) -> ChecksumError | None:
+    """botocore's ChecksumError for an answer whose body does not match its x-amz-crc32 header
+    (a corrupted answer); None when it matches or has none to match."""
+    expected = headers.get("x-amz-crc32")
+    if expected is None or not expected.isdigit():
+        return None
+    actual = crc32(body) & 0xFFFFFFFF
+    if actual == int(expected):
+        return None
+    return ChecksumError(checksum_type="crc32", expected_checksum=expected, actual_checksum=actual)
